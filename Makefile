@@ -1,0 +1,87 @@
+# rxecc: soft-RoCE with ECN/CNP, DCQCN and PFC, derived from the kernel's rxe.
+#
+#   make deps       install what the build, the guests and the tests need (root)
+#   make            derive the rxe sources, build rdma_rxecc.ko and the userspace side
+#   make check      deps + build + host unit tests + guest selftests; ends with 'N passed, N failed'
+#   make demo       boot a guest and measure bandwidth and latency between rxecc devices
+#   make bench      rdma_rxecc against stock rdma_rxe in one guest boot (ratios, JSON)
+#   make shell      interactive guest with rdma_rxecc loaded and an rxecc device up
+#   make install / uninstall    the module (and the tool) for the guest kernel
+#
+# Variables: KSRC (unpacked kernel tree to derive from; default: the
+# linux-source-6.1 tarball), KVER (guest kernel version; default: the one
+# linux-image-amd64 installed), KDIR (headers to build against; default:
+# /lib/modules/$KVER/build), W, C (kbuild's warning level and sparse).
+
+TOP        := $(CURDIR)
+KVER       ?= $(shell $(TOP)/ci/kver.sh 2>/dev/null)
+KDIR       ?= /lib/modules/$(KVER)/build
+BUILD      := $(TOP)/build
+DERIVED    := $(BUILD)/kernel/rxecc
+MODULE     := $(DERIVED)/rdma_rxecc.ko
+UBUILD     := $(BUILD)/userspace
+JOBS       ?= $(shell nproc)
+OUT        ?= $(TOP)/out
+DESTDIR    ?=
+export KSRC KVER
+
+.PHONY: all deps derive module userspace check check-host check-guest bench demo \
+	shell install uninstall clean distclean lint
+
+all: module userspace
+
+deps:
+	@$(TOP)/ci/deps.sh
+
+derive:
+	@$(TOP)/ci/derive.sh
+
+module: derive
+	@test -d "$(KDIR)" || { echo "make: no kernel headers at KDIR=$(KDIR) (run 'make deps')" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(TOP) -j$(JOBS) modules
+
+# Kernel code must build warning-free with W=1 and sparse.
+lint: derive
+	$(MAKE) -C $(KDIR) M=$(TOP) W=1 C=2 modules 2>&1 | tee $(BUILD)/lint.log
+	@! grep -E 'warning:|error:' $(BUILD)/lint.log
+
+userspace:
+	@cmake -S $(TOP)/userspace -B $(UBUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(UBUILD) -j$(JOBS)
+
+check-host: userspace
+	@$(TOP)/ci/host-tests.sh $(UBUILD)
+
+check-guest: module
+	@$(TOP)/ci/selftests.sh
+
+check: deps
+	@$(MAKE) --no-print-directory all
+	@$(TOP)/ci/check.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory module
+	@$(TOP)/ci/bench.sh $(OUT)
+
+demo: deps
+	@$(MAKE) --no-print-directory module
+	@$(TOP)/ci/demo.sh $(OUT)
+
+shell: module
+	@$(TOP)/ci/vm.sh --interactive --name shell -- $(TOP)/ci/guest/shell.sh
+
+install: module
+	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_DIR=extra INSTALL_MOD_PATH=$(DESTDIR) modules_install
+	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER)
+
+uninstall:
+	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/build/kernel/rxecc/rdma_rxecc.ko \
+	      $(DESTDIR)/lib/modules/$(KVER)/extra/rdma_rxecc.ko
+	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER)
+
+clean:
+	-test -d $(DERIVED) && $(MAKE) -C $(KDIR) M=$(TOP) clean
+	rm -rf $(UBUILD)
+
+distclean:
+	rm -rf $(BUILD)

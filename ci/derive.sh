@@ -1,0 +1,87 @@
+#!/bin/bash
+# Derive the rdma_rxecc source tree from a kernel source:
+#   1. extract drivers/infiniband/sw/rxe from KSRC (an unpacked tree) or from
+#      the linux-source tarball (default /usr/src/linux-source-6.1.tar.xz);
+#   2. apply the quilt series in drivers/infiniband/sw/rxecc/patches (fuzz 0);
+#   3. link rxecc's own files (*.c, *.h, Kbuild) into the tree.
+# The result lives in build/kernel/rxecc. It is redone only when the source,
+# the series or the set of own files changes. Edits made in the derived tree
+# and not yet captured by 'quilt refresh' are never thrown away: the script
+# stops and says which files hold them.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+own="$top/drivers/infiniband/sw/rxecc"
+out="${RXECC_DERIVED:-$top/build/kernel/rxecc}"
+tarball="${KSRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}"
+ksrc="${KSRC:-}"
+
+die() { echo "derive: $*" >&2; exit 1; }
+
+if [ -n "$ksrc" ]; then
+	[ -d "$ksrc/drivers/infiniband/sw/rxe" ] ||
+		die "KSRC=$ksrc has no drivers/infiniband/sw/rxe"
+	src_id="tree $(cd "$ksrc" && realpath .) $(cat "$ksrc"/drivers/infiniband/sw/rxe/* | sha256sum | cut -c1-16)"
+else
+	[ -f "$tarball" ] || die "$tarball not found (run 'make deps', or set KSRC=)"
+	src_id="tarball $tarball $(stat -c '%s %Y' "$tarball")"
+fi
+own_files=$(cd "$own" && ls Kbuild ./*.c ./*.h 2>/dev/null | sed 's|^\./||' | sort)
+series_id=$(cd "$own/patches" && cat series $(sed -e 's/#.*//' series) | sha256sum | cut -c1-16)
+stamp="$src_id|series $series_id|own $(echo "$own_files" | tr '\n' ' ')"
+
+if [ -f "$out/.rxecc-stamp" ] && [ "$(cat "$out/.rxecc-stamp")" = "$stamp" ]; then
+	exit 0
+fi
+
+new="$out.new"
+rm -rf "$new"
+mkdir -p "$new"
+echo "derive: extracting rxe from ${ksrc:-$tarball}"
+if [ -n "$ksrc" ]; then
+	cp -p "$ksrc"/drivers/infiniband/sw/rxe/* "$new/"
+else
+	tar -xJf "$tarball" -C "$new" --wildcards --strip-components=5 \
+		'*/drivers/infiniband/sw/rxe/*'
+fi
+[ -f "$new/rxe.c" ] || die "no rxe sources found in ${ksrc:-$tarball}"
+rm -f "$new/Kconfig"
+
+(cd "$new" && find . -maxdepth 1 -type f -printf '%f\n' | sort | xargs sha256sum) \
+	> "$new/.rxecc-pristine-sums"
+
+echo "derive: applying $(sed -e 's/#.*//' -e '/^$/d' "$own/patches/series" | wc -l) patches"
+ln -s "$own/patches" "$new/patches"
+if ! (cd "$new" && QUILTRC="$top/ci/quiltrc" quilt push -a -q --fuzz=0 >"$new/.quilt.log" 2>&1); then
+	cat "$new/.quilt.log" >&2
+	die "the quilt series does not apply to ${ksrc:-$tarball}"
+fi
+
+for f in $own_files; do
+	ln -s "$own/$f" "$new/$f"
+done
+(cd "$new" && find . -maxdepth 1 -type f -printf '%f\n' | sort | xargs sha256sum) \
+	> "$new/.rxecc-sums"
+
+# Keep edits that were made in the old derived tree but never refreshed into
+# a patch: a file that changed since it was derived and differs from what the
+# series now produces.
+if [ -f "$out/.rxecc-sums" ]; then
+	lost=()
+	while read -r sum f; do
+		[ -f "$out/$f" ] || continue
+		now=$(sha256sum "$out/$f" | cut -d' ' -f1)
+		[ "$now" = "$sum" ] && continue
+		cmp -s "$out/$f" "$new/$f" || lost+=("$f")
+	done < "$out/.rxecc-sums"
+	if [ ${#lost[@]} -gt 0 ]; then
+		rm -rf "$new"
+		die "build/kernel/rxecc has edits not captured in a patch: ${lost[*]}
+  capture them with 'cd build/kernel/rxecc && quilt refresh' (see README, 'Changing rxe'),
+  or drop them with 'make distclean'"
+	fi
+fi
+
+echo "$stamp" > "$new/.rxecc-stamp"
+rm -rf "$out"
+mv "$new" "$out"
+echo "derive: $out is ready"
