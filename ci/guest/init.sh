@@ -1,0 +1,46 @@
+#!/bin/bash
+# PID 1 of an rxecc guest after switch_root (the host root, read-only over
+# 9p, under a tmpfs overlay). Sets the guest up, runs the command the host
+# wrote to /mnt/out/guest.env, records its exit code and powers off.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=${TERM:-linux} LANG=C.UTF-8
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t configfs configfs /sys/kernel/config 2>/dev/null
+mkdir -p /mnt/out
+modprobe -q 9pnet_virtio
+if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 rxeccout /mnt/out; then
+	echo "rxecc-guest: cannot mount the output share"
+	echo "RXECC-GUEST-RESULT 1"
+	poweroff -f
+fi
+# shellcheck disable=SC1091
+. /mnt/out/guest.env
+hostname "${RXECC_HOSTNAME:-rxecc-guest}"
+ip link set lo up
+ulimit -l unlimited
+# The same kernel messages the console gets, at warning level and above.
+dmesg -n 5
+
+cd "${RXECC_TOP:-/}" || true
+if [ "${RXECC_INTERACTIVE:-0}" = 1 ]; then
+	setsid -c bash -c "$RXECC_CMD" </dev/ttyS0 >/dev/ttyS0 2>&1
+	rc=$?
+else
+	echo "RXECC-GUEST-START $RXECC_CMD"
+	bash -c "$RXECC_CMD" 2>&1 | tee /mnt/out/output.txt
+	rc=${PIPESTATUS[0]}
+fi
+dmesg > /mnt/out/dmesg.txt
+echo "$rc" > /mnt/out/rc
+sync
+umount /mnt/out
+echo "RXECC-GUEST-RESULT $rc"
+echo o > /proc/sysrq-trigger
+sleep 10

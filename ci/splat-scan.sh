@@ -1,0 +1,22 @@
+#!/bin/bash
+# Fail (exit 1) if any of the given guest logs holds a kernel splat: an oops,
+# BUG, WARNING, lockdep, KASAN/KMSAN/UBSAN, refcount or list corruption
+# report, a hung task, a soft or hard lockup, a kmemleak report or a panic.
+# Prints each offending line with its file.
+set -u
+pattern='Oops|BUG:|WARNING:|------------\[ cut here \]|Kernel panic|general protection fault|'\
+'possible recursive locking|possible circular locking|inconsistent lock state|'\
+'lock held when returning|suspicious RCU usage|lockdep|KASAN:|KMSAN:|UBSAN:|'\
+'refcount_t:|list_add corruption|list_del corruption|list_add_tail corruption|'\
+'unreferenced object|kmemleak:.*new suspected|blocked for more than|soft lockup|hard LOCKUP|'\
+'Call Trace:|ODEBUG:|double free|use-after-free|stack-protector'
+found=0
+for f in "$@"; do
+	[ -f "$f" ] || continue
+	if grep -aEn "$pattern" "$f" >/tmp/splat.$$ 2>/dev/null; then
+		found=1
+		sed "s|^|splat: $f:|" /tmp/splat.$$ | head -n 20 >&2
+	fi
+done
+rm -f /tmp/splat.$$
+exit $found

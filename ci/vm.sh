@@ -1,0 +1,128 @@
+#!/bin/bash
+# Boot one or more QEMU guests (TCG) with the Debian guest kernel and the host
+# root shared read-only over 9p (tmpfs overlay in the guest), run a command in
+# each, stream each console to a log, enforce a timeout, power off, and
+# return the result:
+#   0 all guests' commands passed, 4 skipped (kselftest), 1 failed,
+#   124 timed out, 2 a kernel splat (oops, BUG, WARNING, lockdep, KASAN,
+#   refcount, list corruption, ...) was found in a guest log.
+#
+# usage: ci/vm.sh [options] -- COMMAND...
+#   --name NAME       run name: logs go to build/vm/runs/NAME/g<i>/ (default: vm)
+#   --guests N        number of guests (default 1)
+#   --link A-B        a point-to-point link (QEMU dgram netdevs over 127.0.0.1)
+#                     between guests A and B (numbered from 0); repeatable.
+#                     Each guest's links appear as eth0, eth1, ... in order.
+#   --timeout SEC     per run (default 300)
+#   --mem MB          per guest (default 2048)
+#   --smp N           vCPUs per guest (default 1)
+#   --interactive     one guest, console on this terminal (make shell)
+#   --quiet           do not copy guest output to stdout
+# In the guest, COMMAND runs in bash in the repo's directory with
+# RXECC_GUEST_INDEX, RXECC_GUESTS, RXECC_TOP, RXECC_MODULE, KVER set.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+name=vm guests=1 timeout=300 mem=2048 smp=1 interactive=0 quiet=0
+links=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--name) name=$2; shift 2 ;;
+	--guests) guests=$2; shift 2 ;;
+	--link) links+=("$2"); shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--mem) mem=$2; shift 2 ;;
+	--smp) smp=$2; shift 2 ;;
+	--interactive) interactive=1; shift ;;
+	--quiet) quiet=1; shift ;;
+	--) shift; break ;;
+	*) echo "vm.sh: unknown option '$1'" >&2; exit 1 ;;
+	esac
+done
+[ $# -gt 0 ] || { echo "vm.sh: no command given (usage: ci/vm.sh [options] -- COMMAND...)" >&2; exit 1; }
+cmd=$(printf '%q ' "$@")
+
+kver=$("$top/ci/kver.sh") || exit 1
+kernel=/boot/vmlinuz-$kver
+[ -r "$kernel" ] || { echo "vm.sh: $kernel not found (run 'make deps')" >&2; exit 1; }
+initrd=$("$top/ci/mkinitramfs.sh") || exit 1
+qemu=$(command -v qemu-system-x86_64) || { echo "vm.sh: qemu-system-x86_64 not found (run 'make deps')" >&2; exit 1; }
+
+rundir="$top/build/vm/runs/$name"
+rm -rf "$rundir"
+mkdir -p "$rundir"
+
+# One UDP port pair per link; the base depends on our PID so that parallel
+# runs do not collide.
+base=$((20000 + ($$ % 2000) * 16))
+declare -a nicargs
+for i in $(seq 0 $((guests - 1))); do nicargs[i]=""; done
+k=0
+for l in "${links[@]}"; do
+	a=${l%-*} b=${l#*-}
+	pa=$((base + 2 * k)) pb=$((base + 2 * k + 1))
+	for side in a b; do
+		if [ $side = a ]; then g=$a lp=$pa rp=$pb; else g=$b lp=$pb rp=$pa; fi
+		n=$(echo "${nicargs[g]}" | grep -o -- '-device' | wc -l)
+		mac=$(printf '52:54:00:%02x:%02x:%02x' "$k" "$g" "$n")
+		nicargs[g]+=" -netdev dgram,id=n$n,local.type=inet,local.host=127.0.0.1,local.port=$lp,remote.type=inet,remote.host=127.0.0.1,remote.port=$rp"
+		nicargs[g]+=" -device virtio-net-pci,netdev=n$n,mac=$mac"
+	done
+	k=$((k + 1))
+done
+
+module="$top/build/kernel/rxecc/rdma_rxecc.ko"
+pids=()
+for i in $(seq 0 $((guests - 1))); do
+	gdir="$rundir/g$i"
+	mkdir -p "$gdir"
+	{
+		printf 'RXECC_CMD=%q\n' "$cmd"
+		printf 'RXECC_TOP=%q\n' "$top"
+		printf 'RXECC_MODULE=%q\n' "$module"
+		printf 'RXECC_GUEST_INDEX=%d\nRXECC_GUESTS=%d\n' "$i" "$guests"
+		printf 'RXECC_HOSTNAME=rxecc-g%d\nRXECC_INTERACTIVE=%d\n' "$i" "$interactive"
+		printf 'KVER=%q\n' "$kver"
+		printf 'export RXECC_TOP RXECC_MODULE RXECC_GUEST_INDEX RXECC_GUESTS KVER\n'
+	} > "$gdir/guest.env"
+	# shellcheck disable=SC2206
+	args=(-machine q35 -m "$mem" -smp "$smp" -nodefaults -no-reboot -display none
+		-kernel "$kernel" -initrd "$initrd"
+		-append "console=ttyS0 loglevel=5 oops=panic panic=-1 softlockup_panic=1 log_buf_len=4M rxecc_init=$top/ci/guest/init.sh"
+		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+		-virtfs "local,path=$gdir,mount_tag=rxeccout,security_model=none,multidevs=remap"
+		-device virtio-rng-pci
+		${nicargs[i]})
+	if [ $interactive = 1 ]; then
+		"$qemu" "${args[@]}" -serial mon:stdio
+		exit $?
+	fi
+	timeout -k 5 "$timeout" "$qemu" "${args[@]}" -serial "file:$gdir/console.log" \
+		</dev/null >"$gdir/qemu.log" 2>&1 &
+	pids+=($!)
+done
+
+if [ $quiet = 0 ] && [ "$guests" -eq 1 ]; then
+	tail -n +1 -F --pid="${pids[0]}" "$rundir/g0/output.txt" 2>/dev/null &
+fi
+result=0
+for i in "${!pids[@]}"; do
+	wait "${pids[i]}"
+	qrc=$?
+	gdir="$rundir/g$i"
+	if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
+		echo "vm.sh: guest $i timed out after ${timeout}s (console: $gdir/console.log)" >&2
+		result=124
+		continue
+	fi
+	rc=$(cat "$gdir/rc" 2>/dev/null || echo 1)
+	if [ "$rc" != 0 ] && [ "$rc" != 4 ]; then
+		[ $result -eq 0 ] || [ $result -eq 4 ] && result=1
+	elif [ "$rc" = 4 ] && [ $result -eq 0 ]; then
+		result=4
+	fi
+done
+wait 2>/dev/null
+if ! "$top/ci/splat-scan.sh" "$rundir"/g*/console.log "$rundir"/g*/dmesg.txt; then
+	result=2
+fi
+exit $result

@@ -1,0 +1,221 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Shared helpers for the rxecc guest selftests: KTAP output (kselftest
+# conventions), module loading, netdevs, GID lookup and verbs peer pairs.
+# Source it from a test script; it runs inside a guest (or any machine where
+# loading modules is allowed).
+
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+RXECC_TOP=${RXECC_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+RXECC_MODULE=${RXECC_MODULE:-$RXECC_TOP/build/kernel/rxecc/rdma_rxecc.ko}
+# Where a test keeps its logs: the guest's output share when there is one.
+if [ -d /mnt/out ] && [ -w /mnt/out ]; then
+	LOGDIR=${LOGDIR:-/mnt/out/logs}
+else
+	LOGDIR=${LOGDIR:-$(mktemp -d)}
+fi
+mkdir -p "$LOGDIR"
+
+# ---- KTAP -----------------------------------------------------------------
+_ktap_num=0 _ktap_pass=0 _ktap_fail=0 _ktap_skip=0
+
+ktap_header() { echo "TAP version 13"; }
+ktap_plan() { echo "1..$1"; }
+ktap_diag() { local l; while IFS= read -r l; do echo "# $l"; done <<<"$*"; }
+
+ktap_pass() {
+	_ktap_num=$((_ktap_num + 1)) _ktap_pass=$((_ktap_pass + 1))
+	echo "ok $_ktap_num $*"
+}
+
+ktap_fail() {
+	_ktap_num=$((_ktap_num + 1)) _ktap_fail=$((_ktap_fail + 1))
+	echo "not ok $_ktap_num $*"
+}
+
+# ktap_skip DESC REASON
+ktap_skip() {
+	_ktap_num=$((_ktap_num + 1)) _ktap_skip=$((_ktap_skip + 1))
+	echo "ok $_ktap_num $1 # SKIP $2"
+}
+
+# ktap_result DESC CMD...: run CMD, pass if it exits 0; on failure its output
+# (kept in $LOGDIR) is printed as diagnostics.
+ktap_result() {
+	local desc=$1 log
+	shift
+	log="$LOGDIR/step-$((_ktap_num + 1)).log"
+	if "$@" >"$log" 2>&1; then
+		ktap_pass "$desc"
+	else
+		local rc=$?
+		ktap_diag "$(tail -n 25 "$log")"
+		ktap_diag "exit code $rc: $*"
+		ktap_fail "$desc"
+	fi
+}
+
+# Exit with the kselftest code: fail if any test failed, skip if all skipped.
+ktap_finished() {
+	echo "# Totals: pass:$_ktap_pass fail:$_ktap_fail xfail:0 xpass:0 skip:$_ktap_skip error:0"
+	if [ $_ktap_fail -gt 0 ]; then
+		exit $KSFT_FAIL
+	elif [ $_ktap_pass -eq 0 ] && [ $_ktap_skip -gt 0 ]; then
+		exit $KSFT_SKIP
+	fi
+	exit $KSFT_PASS
+}
+
+ktap_exit_skip() {
+	echo "1..0 # SKIP $*"
+	exit $KSFT_SKIP
+}
+
+# ---- small utilities -------------------------------------------------------
+die() { echo "$*" >&2; return 1; }
+
+# wait_for SECONDS CMD...: poll CMD every 0.2 s until it succeeds.
+wait_for() {
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		[ $SECONDS -lt $deadline ] || return 1
+		sleep 0.2
+	done
+}
+
+# ---- modules ---------------------------------------------------------------
+need_root() { [ "$(id -u)" -eq 0 ] || ktap_exit_skip "needs root"; }
+
+# The verbs core and what userspace needs (uverbs, rdma_cm) plus rxe's deps.
+load_rdma_core() {
+	modprobe -a ib_core ib_uverbs rdma_ucm udp_tunnel ip6_udp_tunnel
+}
+
+module_loaded() { [ -d "/sys/module/$1" ]; }
+
+# Load rdma_rxecc: the installed one if RXECC_USE_INSTALLED=1, else the one built in the tree.
+rxecc_load() {
+	module_loaded rdma_rxecc && return 0
+	load_rdma_core || return 1
+	if [ "${RXECC_USE_INSTALLED:-0}" = 1 ]; then
+		modprobe rdma_rxecc
+	else
+		insmod "$RXECC_MODULE"
+	fi
+}
+
+rxe_load() {
+	module_loaded rdma_rxe && return 0
+	load_rdma_core && modprobe rdma_rxe
+}
+
+rdma_links_delete_all() {
+	local d
+	for d in /sys/class/infiniband/*; do
+		[ -e "$d" ] || continue
+		rdma link delete "${d##*/}" 2>/dev/null
+	done
+	wait_for 10 test -z "$(ls /sys/class/infiniband 2>/dev/null)"
+}
+
+modules_unload() {
+	rdma_links_delete_all
+	local m
+	for m in rdma_rxecc rdma_rxe; do
+		if module_loaded $m; then
+			rmmod $m || return 1
+		fi
+	done
+}
+
+# ---- netdevs, devices, GIDs -------------------------------------------------
+# veth_up NAME IPV4/PREFIX [IPV6/PREFIX]: a veth pair NAME/NAME-p, both up,
+# the addresses on NAME. (veth reports a link speed, dummy does not, which
+# makes ib_core warn on every port query.)
+veth_up() {
+	ip link add "$1" type veth peer name "$1-p" || return 1
+	ip addr add "$2" dev "$1" || return 1
+	[ -z "${3:-}" ] || ip addr add "$3" dev "$1" nodad || return 1
+	ip link set "$1-p" up && ip link set "$1" up
+}
+
+# rdma_link_add NAME TYPE NETDEV: create the device and wait until it is ACTIVE.
+rdma_link_add() {
+	rdma link add "$1" type "$2" netdev "$3" || return 1
+	wait_for 10 grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state"
+}
+
+# gid_index DEV IP: the index of the RoCEv2 GID of IP (IPv4 or IPv6) on port 1.
+gid_index() {
+	local dev=$1 ip=$2 want f
+	if [[ $ip == *:* ]]; then
+		want=$(python3 -c 'import ipaddress,sys; print(ipaddress.IPv6Address(sys.argv[1]).exploded)' "$ip")
+	else
+		want=$(python3 -c 'import ipaddress,sys; print(ipaddress.IPv6Address("::ffff:"+sys.argv[1]).exploded)' "$ip")
+	fi
+	local i
+	for i in $(seq 0 15); do
+		f=/sys/class/infiniband/$dev/ports/1/gids/$i
+		[ -r "$f" ] || continue
+		if [ "$(cat "$f" 2>/dev/null)" = "$want" ]; then
+			echo "$i"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# wait_gid DEV IP: wait until the GID of IP is in the table and print its index.
+wait_gid() {
+	local deadline=$((SECONDS + 10)) idx
+	while ! idx=$(gid_index "$1" "$2"); do
+		[ $SECONDS -lt $deadline ] || return 1
+		sleep 0.2
+	done
+	echo "$idx"
+}
+
+# port_counter DEV NAME: an rxe hw counter of port 1.
+port_counter() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
+
+# ---- peers -----------------------------------------------------------------
+# peer_pair NAME SERVER_CMD -- CLIENT_CMD: run a server in the background and
+# a client against it, retrying the client while the server is not yet
+# listening. Both must exit 0. Logs: $LOGDIR/NAME.{server,client}.log.
+peer_pair() {
+	local name=$1 srv=() cli=()
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	local slog="$LOGDIR/$name.server.log" clog="$LOGDIR/$name.client.log"
+	timeout 120 "${srv[@]}" >"$slog" 2>&1 &
+	local spid=$! crc=1 try
+	sleep 0.5
+	for try in $(seq 1 20); do
+		timeout 120 "${cli[@]}" >"$clog" 2>&1
+		crc=$?
+		[ $crc -eq 0 ] && break
+		kill -0 $spid 2>/dev/null || break
+		# Only a refused connection is worth retrying.
+		grep -qiE "connect|refused|unable to|not listening|rejected|failed to|couldn't" "$clog" || break
+		sleep 0.5
+	done
+	wait $spid
+	local src=$?
+	echo "== server (exit $src): ${srv[*]}"
+	tail -n 15 "$slog"
+	echo "== client (exit $crc): ${cli[*]}"
+	tail -n 15 "$clog"
+	[ $src -eq 0 ] && [ $crc -eq 0 ]
+}
+
+# perftest_value LOG COLUMN: a value from the result row of a perftest table,
+# by its column header (e.g. 'BW average[MB/sec]', 't_typical[usec]').
+perftest_value() {
+	"$RXECC_TOP/build/userspace/rxecc-report" value "$1" "$2"
+}
