@@ -47,7 +47,7 @@ lint: derive
 
 userspace:
 	@cmake -S $(TOP)/userspace -B $(UBUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	@cmake --build $(UBUILD) -j$(JOBS)
+	@cmake --build $(UBUILD) -j$(JOBS) -- --no-print-directory
 
 check-host: userspace
 	@$(TOP)/ci/host-tests.sh $(UBUILD)

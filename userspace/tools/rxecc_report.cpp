@@ -1,0 +1,124 @@
+// rxecc-report: read perftest reports and benchmark result folders.
+//
+//   rxecc-report value FILE COLUMN        one cell of the first result row
+//   rxecc-report headline FILE            "<value> <unit> <column>" of the headline metric
+//   rxecc-report bench DIR [--json FILE]  rdma_rxe against rdma_rxecc: medians and ratios
+//
+// Exit codes: 0 success, 1 the input holds no such result, 2 bad usage.
+#include <fstream>
+#include <iostream>
+#include <span>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bench.hpp"
+#include "perftest.hpp"
+
+namespace {
+
+constexpr int kExitNoResult = 1;
+constexpr int kExitUsage = 2;
+
+constexpr std::string_view kUsage =
+    "usage: rxecc-report value FILE COLUMN\n"
+    "       rxecc-report headline FILE\n"
+    "       rxecc-report bench DIR [--json FILE]\n";
+
+int usage(std::string_view why) {
+    std::cerr << "rxecc-report: " << why << "\n" << kUsage;
+    return kExitUsage;
+}
+
+bool read_text(const std::string& path, std::string& text) {
+    std::ifstream in(path);
+    if (!in) return false;
+    std::ostringstream s;
+    s << in.rdbuf();
+    text = s.str();
+    return true;
+}
+
+int cmd_value(std::span<const std::string_view> args) {
+    if (args.size() != 2) return usage("value takes FILE COLUMN");
+    std::string text;
+    if (!read_text(std::string(args[0]), text)) {
+        std::cerr << "rxecc-report: cannot read " << args[0] << "\n";
+        return kExitNoResult;
+    }
+    const auto table = rxecc::perftest::parse(text);
+    if (!table) {
+        std::cerr << "rxecc-report: " << args[0] << ": no perftest result table\n";
+        return kExitNoResult;
+    }
+    const auto cell = table->cell(args[1]);
+    if (!cell) {
+        std::cerr << "rxecc-report: " << args[0] << ": no column '" << args[1] << "'\n";
+        return kExitNoResult;
+    }
+    std::cout << *cell << "\n";
+    return 0;
+}
+
+int cmd_headline(std::span<const std::string_view> args) {
+    if (args.size() != 1) return usage("headline takes FILE");
+    std::string text;
+    if (!read_text(std::string(args[0]), text)) {
+        std::cerr << "rxecc-report: cannot read " << args[0] << "\n";
+        return kExitNoResult;
+    }
+    const auto table = rxecc::perftest::parse(text);
+    const auto metric = table ? rxecc::perftest::headline(*table) : std::nullopt;
+    if (!metric) {
+        std::cerr << "rxecc-report: " << args[0] << ": no perftest result\n";
+        return kExitNoResult;
+    }
+    std::cout << metric->value << " " << metric->unit << " " << metric->column << "\n";
+    return 0;
+}
+
+int cmd_bench(std::span<const std::string_view> args) {
+    if (args.empty()) return usage("bench takes DIR");
+    std::string json_path;
+    if (args.size() == 3 && args[1] == "--json") {
+        json_path = args[2];
+    } else if (args.size() != 1) {
+        return usage("bench takes DIR [--json FILE]");
+    }
+    std::vector<std::string> errors;
+    const auto samples = rxecc::bench::collect(std::string(args[0]), errors);
+    const auto rows = rxecc::bench::summarize(samples, errors);
+    for (const auto& e : errors) std::cerr << "rxecc-report: " << e << "\n";
+    if (rows.empty()) {
+        std::cerr << "rxecc-report: " << args[0] << ": no test measured on both modules\n";
+        return kExitNoResult;
+    }
+    std::cout << rxecc::bench::to_text(rows);
+    if (!json_path.empty()) {
+        std::ofstream out(json_path);
+        out << rxecc::bench::to_json(rows).dump(2) << "\n";
+        if (!out) {
+            std::cerr << "rxecc-report: cannot write " << json_path << "\n";
+            return kExitNoResult;
+        }
+    }
+    return errors.empty() ? 0 : kExitNoResult;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::vector<std::string_view> all(argv + 1, argv + argc);
+    if (all.empty()) return usage("no command");
+    const std::string_view cmd = all.front();
+    const std::span<const std::string_view> args(all.begin() + 1, all.end());
+    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+        std::cout << kUsage;
+        return 0;
+    }
+    if (cmd == "value") return cmd_value(args);
+    if (cmd == "headline") return cmd_headline(args);
+    if (cmd == "bench") return cmd_bench(args);
+    return usage("unknown command '" + std::string(cmd) + "'");
+}
