@@ -24,6 +24,8 @@ fi
 . /mnt/out/guest.env
 hostname "${RXECC_HOSTNAME:-rxecc-guest}"
 ip link set lo up
+# No udev here: load the NIC driver for the links the host gave us.
+modprobe virtio_net
 ulimit -l unlimited
 # The same kernel messages the console gets, at warning level and above.
 dmesg -n 5

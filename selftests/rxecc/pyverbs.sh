@@ -15,8 +15,6 @@ $PY -c 'import pyverbs' 2>/dev/null || ktap_exit_skip "$PY cannot import pyverbs
 
 modules_unload >/dev/null 2>&1
 veth_up d0 10.0.0.1/24 fd00::1/64 || ktap_exit_skip "cannot create a veth pair"
-# Three tests need 2 MiB huge pages.
-echo 64 > /proc/sys/vm/nr_hugepages
 
 work=$(mktemp -d)
 cp -r "$SUITE" "$work/tests"

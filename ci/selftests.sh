@@ -1,0 +1,75 @@
+#!/bin/bash
+# Run the guest selftests listed in selftests/rxecc/tests.list, each in its
+# own guest boot (ci/vm.sh). Prints one line per KTAP result, prefixed with
+# the script name (and the guest for multi-guest tests), plus one result per
+# boot for "no kernel splat in the guest logs" and "ran to the end", and
+# appends them to $RESULTS (default build/check/results.txt).
+#   ci/selftests.sh [SCRIPT...]   only the named scripts
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+list="$top/selftests/rxecc/tests.list"
+RESULTS=${RESULTS:-$top/build/check/results.txt}
+mkdir -p "$(dirname "$RESULTS")"
+
+emit() { echo "$*"; echo "$*" >> "$RESULTS"; }
+
+# ktap_lines FILE PREFIX: the file's KTAP result lines, prefixed; checks the plan.
+ktap_lines() {
+	local f=$1 prefix=$2 plan n=0 line
+	plan=$(grep -m1 -E '^1\.\.[0-9]+' "$f" 2>/dev/null | sed 's/^1\.\.\([0-9]*\).*/\1/')
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "* | "not ok "*)
+			n=$((n + 1))
+			# "ok 3 desc # SKIP why" -> "ok prefix: desc # SKIP why"
+			emit "$(echo "$line" | sed -E "s/^(not ok|ok) [0-9]+ /\1 $prefix: /")"
+			;;
+		esac
+	done < <(grep -aE '^(not )?ok [0-9]+ ' "$f" 2>/dev/null)
+	if [ -z "$plan" ]; then
+		emit "not ok $prefix: printed a KTAP plan"
+	elif [ "$plan" -ne 0 ] && [ "$n" -ne "$plan" ]; then
+		emit "not ok $prefix: ran $n of $plan planned tests"
+	fi
+}
+
+want=("$@")
+while read -r script guests links smp tmo; do
+	case "$script" in "" | \#*) continue ;; esac
+	if [ ${#want[@]} -gt 0 ] && [[ ! " ${want[*]} " == *" $script "* ]]; then
+		continue
+	fi
+	name=${script%.sh}
+	args=(--name "$name" --guests "$guests" --smp "$smp" --timeout "$tmo" --quiet)
+	[ "$links" = - ] || for l in ${links//,/ }; do args+=(--link "$l"); done
+	echo "# running $script ($guests guest(s), timeout ${tmo}s)"
+	start=$SECONDS
+	"$top/ci/vm.sh" "${args[@]}" -- "$top/selftests/rxecc/$script"
+	rc=$?
+	rundir="$top/build/vm/runs/$name"
+	for g in $(seq 0 $((guests - 1))); do
+		prefix=$name
+		[ "$guests" -eq 1 ] || prefix="$name[g$g]"
+		ktap_lines "$rundir/g$g/output.txt" "$prefix"
+	done
+	if "$top/ci/splat-scan.sh" "$rundir"/g*/console.log "$rundir"/g*/dmesg.txt 2>/dev/null; then
+		emit "ok $name: no kernel splat in the guest logs"
+	else
+		"$top/ci/splat-scan.sh" "$rundir"/g*/console.log "$rundir"/g*/dmesg.txt 2>&1 | sed 's/^/# /'
+		emit "not ok $name: no kernel splat in the guest logs"
+	fi
+	failed_before=$(grep -c "^not ok $name" "$RESULTS")
+	case $rc in
+	0 | 2) emit "ok $name: ran to the end" ;;
+	4) emit "ok $name: ran to the end # SKIP the test skipped itself" ;;
+	124) emit "not ok $name: ran to the end (timed out after ${tmo}s; console: $rundir/g0/console.log)" ;;
+	*)
+		if [ "$failed_before" -gt 0 ]; then
+			emit "ok $name: ran to the end"
+		else
+			emit "not ok $name: ran to the end (exit $rc with no failed subtest)"
+		fi
+		;;
+	esac
+	echo "# $script: exit $rc after $((SECONDS - start))s (logs: $rundir)"
+done < "$list"

@@ -1,0 +1,117 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Two guests joined by one link (eth0; ci/vm.sh --guests 2 --link 0-1), run
+# in both with RXECC_GUEST_INDEX 0 and 1:
+#   phase 1: rdma_rxecc on both ends;
+#   phase 2: guest 1 switches to stock rdma_rxe (rxecc against rxe on the wire).
+# In each phase: ib_write_bw, ib_read_bw and ib_send_bw in both directions,
+# RC, 64 KiB, plus ibv_rc_pingpong with buffer checks.
+source "$(dirname "$0")/lib.sh"
+need_root
+ME=${RXECC_GUEST_INDEX:?run by ci/vm.sh --guests 2}
+PEER=$((1 - ME))
+MY_IP=10.0.0.$((ME + 1))
+PEER_IP=10.0.0.$((PEER + 1))
+NIC=${NIC:-eth0}
+ITERS=${ITERS:-200}
+TESTS=(write read send)
+
+# barrier NAME: both guests reach this point (guest 0 listens, guest 1 connects).
+barrier() {
+	local port=$((19000 + $(echo "$1" | cksum | cut -d' ' -f1) % 1000))
+	if [ "$ME" = 0 ]; then
+		timeout 300 python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("", int(sys.argv[1]))); s.listen(1); c, _ = s.accept(); c.sendall(b"go"); c.close()' "$port"
+	else
+		timeout 300 python3 -c '
+import socket, sys, time
+while True:
+    try:
+        c = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=2)
+        if c.recv(2) == b"go": break
+    except OSError:
+        time.sleep(0.3)' "$PEER_IP" "$port"
+	fi
+}
+
+ktap_header
+ktap_plan $((2 * (1 + 2 * ${#TESTS[@]} + 1)))
+
+modules_unload >/dev/null 2>&1
+ip addr add "$MY_IP/24" dev "$NIC" && ip link set "$NIC" up || ktap_exit_skip "no $NIC in this guest"
+
+# phase LABEL MYMODULE MYTYPE BASEPORT
+phase() {
+	local label=$1 module=$2 type=$3 base=$4
+	if ! { if [ "$module" = rdma_rxecc ]; then rxecc_load; else rxe_load; fi &&
+		rdma_link_add r0 "$type" "$NIC"; }; then
+		ktap_fail "$label: $module device on $NIC"
+		barrier "$label-ready"
+		return
+	fi
+	local g
+	g=$(wait_gid r0 "$MY_IP")
+	ktap_pass "$label: $module device r0 on $NIC, GID index $g"
+	barrier "$label-ready"
+
+	# My servers (the peer's clients come to them) run in the background.
+	local i port spids=()
+	for i in "${!TESTS[@]}"; do
+		port=$((base + 10 * ME + i))
+		timeout 180 "ib_${TESTS[i]}_bw" -d r0 -x "$g" -F -s 65536 -n "$ITERS" -p "$port" \
+			>"$LOGDIR/$label-${TESTS[i]}.server.log" 2>&1 &
+		spids+=($!)
+	done
+	# My clients, one after the other, to the peer's servers.
+	for i in "${!TESTS[@]}"; do
+		port=$((base + 10 * PEER + i))
+		ktap_result "$label: ib_${TESTS[i]}_bw client on $MY_IP, server $PEER_IP" \
+			client_run "$LOGDIR/$label-${TESTS[i]}.client.log" \
+			"ib_${TESTS[i]}_bw" -d r0 -x "$g" -F -s 65536 -n "$ITERS" -p "$port" "$PEER_IP"
+	done
+	for i in "${!TESTS[@]}"; do
+		if wait "${spids[i]}" &&
+			perftest_value "$LOGDIR/$label-${TESTS[i]}.server.log" "BW average[MB/sec]" >/dev/null; then
+			ktap_pass "$label: ib_${TESTS[i]}_bw server on $MY_IP, client $PEER_IP"
+		else
+			ktap_diag "$(tail -n 20 "$LOGDIR/$label-${TESTS[i]}.server.log")"
+			ktap_fail "$label: ib_${TESTS[i]}_bw server on $MY_IP, client $PEER_IP"
+		fi
+	done
+	barrier "$label-pingpong"
+	if [ "$ME" = 0 ]; then
+		ktap_result "$label: ibv_rc_pingpong server, buffers checked" \
+			timeout 120 ibv_rc_pingpong -d r0 -g "$g" -s 4096 -n 300 -c -p $((base + 50))
+	else
+		ktap_result "$label: ibv_rc_pingpong client, buffers checked" \
+			client_run "$LOGDIR/$label-pingpong.client.log" \
+			ibv_rc_pingpong -d r0 -g "$g" -s 4096 -n 300 -c -p $((base + 50)) "$PEER_IP"
+	fi
+	barrier "$label-done"
+}
+
+# client_run LOG CMD...: retry while the server is not listening yet; the
+# client must succeed and report a result.
+client_run() {
+	local log=$1 try
+	shift
+	for try in $(seq 1 40); do
+		timeout 120 "$@" >"$log" 2>&1 && { tail -n 5 "$log"; return 0; }
+		grep -qiE "couldn't connect|connection refused|unable to connect" "$log" || break
+		sleep 0.5
+	done
+	tail -n 20 "$log"
+	return 1
+}
+
+phase rxecc-rxecc rdma_rxecc rxecc 18600
+modules_unload >/dev/null 2>&1
+if [ "$ME" = 1 ]; then
+	phase rxecc-rxe rdma_rxe rxe 18700
+else
+	phase rxecc-rxe rdma_rxecc rxecc 18700
+fi
+modules_unload >/dev/null 2>&1
+ktap_finished
