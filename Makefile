@@ -70,13 +70,18 @@ demo: deps
 shell: module
 	@$(TOP)/ci/vm.sh --interactive --name shell -- $(TOP)/ci/guest/shell.sh
 
-install: module
-	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_DIR=extra INSTALL_MOD_PATH=$(DESTDIR) modules_install
+# Install the built module for the guest kernel under extra/ (debug info
+# stripped) and run depmod, so that `rdma link add ... type rxecc` loads it by
+# its alias. Run `make` first; DESTDIR installs into another root.
+INSTALLED  := $(DESTDIR)/lib/modules/$(KVER)/extra/rdma_rxecc.ko
+install:
+	@test -f $(MODULE) || { echo "make install: $(MODULE) is not built (run 'make' first)" >&2; exit 1; }
+	install -D -m 644 $(MODULE) $(INSTALLED)
+	strip --strip-debug $(INSTALLED)
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER)
 
 uninstall:
-	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/build/kernel/rxecc/rdma_rxecc.ko \
-	      $(DESTDIR)/lib/modules/$(KVER)/extra/rdma_rxecc.ko
+	rm -f $(INSTALLED)
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER)
 
 clean:

@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <sstream>
 
 namespace rxecc::perftest {
@@ -94,7 +95,8 @@ std::optional<double> Table::number(std::string_view column, std::size_t row) co
     const char* first = text->data();
     const char* last = first + text->size();
     const auto [ptr, ec] = std::from_chars(first, last, value);
-    if (ec != std::errc{} || ptr != last) return std::nullopt;
+    // perftest prints "inf" and "-nan" when its clock calibration failed.
+    if (ec != std::errc{} || ptr != last || !std::isfinite(value)) return std::nullopt;
     return value;
 }
 

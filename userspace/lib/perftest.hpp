@@ -17,7 +17,7 @@ struct Table {
     // The cell of `column` in `row`, if both exist.
     [[nodiscard]] std::optional<std::string> cell(std::string_view column,
                                                   std::size_t row = 0) const;
-    // The same cell as a number, if it is one.
+    // The same cell as a finite number, if it is one.
     [[nodiscard]] std::optional<double> number(std::string_view column, std::size_t row = 0) const;
 };
 

@@ -101,6 +101,19 @@ TEST(Parse, NonNumericCellIsNotANumber) {
     EXPECT_FALSE(t->number("t_avg[usec]").has_value());
 }
 
+TEST(Parse, InfAndNanAreNoNumbers) {
+    // perftest's latency row when its clock calibration failed (seen under TCG).
+    const auto t = pt::parse(
+        " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
+        "t_stdev[usec]\n"
+        " 2       3000          inf            inf          inf      \t       inf         "
+        "\t-nan\n");
+    ASSERT_TRUE(t.has_value());
+    EXPECT_FALSE(t->number("t_typical[usec]").has_value());
+    EXPECT_FALSE(t->number("t_stdev[usec]").has_value());
+    EXPECT_FALSE(pt::headline(*t).has_value());
+}
+
 TEST(Headline, BandwidthUsesAverage) {
     const auto m = pt::headline(*pt::parse(kWriteBw));
     ASSERT_TRUE(m.has_value());

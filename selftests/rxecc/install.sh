@@ -1,0 +1,35 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# `make install` puts rdma_rxecc under extra/ for the running kernel, after
+# which `rdma link add ... type rxecc` loads it by its alias; `make uninstall`
+# takes it away again. Runs `make` in the repo, so the module must be built.
+source "$(dirname "$0")/lib.sh"
+need_root
+KV=$(uname -r)
+
+ktap_header
+ktap_plan 7
+[ -f "$RXECC_MODULE" ] || ktap_exit_skip "the module is not built"
+modules_unload >/dev/null 2>&1
+load_rdma_core
+veth_up d0 10.0.0.1/24 || ktap_exit_skip "cannot create a veth pair"
+
+t0=$SECONDS
+ktap_result "make install" make -C "$RXECC_TOP" --no-print-directory install KVER="$KV"
+ktap_diag "make install took $((SECONDS - t0))s (depmod)"
+ktap_result "modinfo finds rdma_rxecc under extra/" \
+	bash -c "modinfo -n rdma_rxecc | grep -qx /lib/modules/$KV/extra/rdma_rxecc.ko"
+ktap_result "rdma link add type rxecc autoloads rdma_rxecc" \
+	bash -c '! [ -d /sys/module/rdma_rxecc ] && source '"$(dirname "$0")"'/lib.sh && rdma_link_add x0 rxecc d0 && [ -d /sys/module/rdma_rxecc ]'
+ktap_result "the autoloaded device works (ibv_rc_pingpong)" \
+	bash -c 'source '"$(dirname "$0")"'/lib.sh; g=$(wait_gid x0 10.0.0.1) &&
+		peer_pair inst ibv_rc_pingpong -d x0 -g $g -n 50 -c -- ibv_rc_pingpong -d x0 -g $g -n 50 -c 10.0.0.1'
+ktap_result "modprobe -r rdma_rxecc with a device removes it" \
+	bash -c 'modprobe -r rdma_rxecc && ! [ -d /sys/module/rdma_rxecc ] && [ -z "$(ls /sys/class/infiniband)" ]'
+t0=$SECONDS
+ktap_result "make uninstall" make -C "$RXECC_TOP" --no-print-directory uninstall KVER="$KV"
+ktap_diag "make uninstall took $((SECONDS - t0))s"
+ktap_result "after uninstall, type rxecc no longer loads anything" \
+	bash -c '! modinfo rdma_rxecc && ! rdma link add x0 type rxecc netdev d0 && ! [ -d /sys/module/rdma_rxecc ]'
+modules_unload >/dev/null 2>&1
+ktap_finished
