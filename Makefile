@@ -68,7 +68,7 @@ demo: deps
 	@$(TOP)/ci/demo.sh $(OUT)
 
 shell: module
-	@$(TOP)/ci/vm.sh --interactive --name shell -- $(TOP)/ci/guest/shell.sh
+	@$(TOP)/ci/vm.sh --interactive --name shell --smp 2 -- $(TOP)/ci/guest/shell.sh
 
 # Install the built module for the guest kernel under extra/ (debug info
 # stripped) and run depmod, so that `rdma link add ... type rxecc` loads it by

@@ -184,38 +184,66 @@ port_counter() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
 
 # ---- peers -----------------------------------------------------------------
 # peer_pair NAME SERVER_CMD -- CLIENT_CMD: run a server in the background and
-# a client against it, retrying the client while the server is not yet
-# listening. Both must exit 0. Logs: $LOGDIR/NAME.{server,client}.log.
+# a client against it (client_run: retried while the server is not yet
+# listening). Both must exit 0. Logs: $LOGDIR/NAME.{server,client}.log.
 peer_pair() {
-	local name=$1 srv=() cli=()
+	local name=$1 srv=()
 	shift
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
-	cli=("$@")
 	local slog="$LOGDIR/$name.server.log" clog="$LOGDIR/$name.client.log"
 	timeout 120 "${srv[@]}" >"$slog" 2>&1 &
-	local spid=$! crc=1 try
-	sleep 0.5
-	for try in $(seq 1 20); do
-		timeout 120 "${cli[@]}" >"$clog" 2>&1
-		crc=$?
-		[ $crc -eq 0 ] && break
-		kill -0 $spid 2>/dev/null || break
-		# Only a refused connection is worth retrying.
-		grep -qiE "connect|refused|unable to|not listening|rejected|failed to|couldn't" "$clog" || break
-		sleep 0.5
-	done
+	local spid=$! crc src
+	sleep 0.3
+	client_run "$clog" "$@" >/dev/null
+	crc=$?
 	wait $spid
-	local src=$?
+	src=$?
 	echo "== server (exit $src): ${srv[*]}"
 	tail -n 15 "$slog"
-	echo "== client (exit $crc): ${cli[*]}"
+	echo "== client (exit $crc): $*"
 	tail -n 15 "$clog"
 	[ $src -eq 0 ] && [ $crc -eq 0 ]
+}
+
+# client_run LOG CMD...: run a client, retrying while its server is not
+# listening yet (TCP or rdma_cm); it must then succeed.
+client_run() {
+	local log=$1 try
+	shift
+	for try in $(seq 1 40); do
+		timeout 120 "$@" >"$log" 2>&1 && { tail -n 5 "$log"; return 0; }
+		grep -qiE "couldn't connect|connection refused|unable to|rejected|not listening|failed to connect" "$log" || break
+		sleep 0.5
+	done
+	tail -n 20 "$log"
+	return 1
 }
 
 # perftest_value LOG COLUMN: a value from the result row of a perftest table,
 # by its column header (e.g. 'BW average[MB/sec]', 't_typical[usec]').
 perftest_value() {
 	"$RXECC_TOP/build/userspace/rxecc-report" value "$1" "$2"
+}
+
+# ---- two guests ---------------------------------------------------------
+# barrier NAME: two guests (RXECC_GUEST_INDEX 0 and 1, the peer at
+# $PEER_IP) both reach this point: guest 0 listens, guest 1 connects.
+barrier() {
+	local port=$((19000 + $(echo "$1" | cksum | cut -d' ' -f1) % 1000))
+	if [ "${RXECC_GUEST_INDEX:?}" = 0 ]; then
+		timeout 300 python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("", int(sys.argv[1]))); s.listen(1); c, _ = s.accept(); c.sendall(b"go"); c.close()' "$port"
+	else
+		timeout 300 python3 -c '
+import socket, sys, time
+while True:
+    try:
+        c = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=2)
+        if c.recv(2) == b"go": break
+    except OSError:
+        time.sleep(0.3)' "$PEER_IP" "$port"
+	fi
 }

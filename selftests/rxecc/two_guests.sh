@@ -16,26 +16,6 @@ NIC=${NIC:-eth0}
 ITERS=${ITERS:-200}
 TESTS=(write read send)
 
-# barrier NAME: both guests reach this point (guest 0 listens, guest 1 connects).
-barrier() {
-	local port=$((19000 + $(echo "$1" | cksum | cut -d' ' -f1) % 1000))
-	if [ "$ME" = 0 ]; then
-		timeout 300 python3 -c '
-import socket, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("", int(sys.argv[1]))); s.listen(1); c, _ = s.accept(); c.sendall(b"go"); c.close()' "$port"
-	else
-		timeout 300 python3 -c '
-import socket, sys, time
-while True:
-    try:
-        c = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=2)
-        if c.recv(2) == b"go": break
-    except OSError:
-        time.sleep(0.3)' "$PEER_IP" "$port"
-	fi
-}
-
 ktap_header
 ktap_plan $((2 * (1 + 2 * ${#TESTS[@]} + 1)))
 
@@ -90,20 +70,6 @@ phase() {
 			ibv_rc_pingpong -d r0 -g "$g" -s 4096 -n 300 -c -p $((base + 50)) "$PEER_IP"
 	fi
 	barrier "$label-done"
-}
-
-# client_run LOG CMD...: retry while the server is not listening yet; the
-# client must succeed and report a result.
-client_run() {
-	local log=$1 try
-	shift
-	for try in $(seq 1 40); do
-		timeout 120 "$@" >"$log" 2>&1 && { tail -n 5 "$log"; return 0; }
-		grep -qiE "couldn't connect|connection refused|unable to connect" "$log" || break
-		sleep 0.5
-	done
-	tail -n 20 "$log"
-	return 1
 }
 
 phase rxecc-rxecc rdma_rxecc rxecc 18600
