@@ -5,6 +5,7 @@
 #   make check      deps + build + host unit tests + guest selftests; ends with 'N passed, N failed'
 #   make demo       boot a guest and measure bandwidth and latency between rxecc devices
 #   make bench      rdma_rxecc against stock rdma_rxe in one guest boot (ratios, JSON)
+#   make lint       W=1 + sparse build, checkpatch, clang-format, clang-tidy (also in check)
 #   make shell      interactive guest with rdma_rxecc loaded and an rxecc device up
 #   make install / uninstall    the module (and the tool) for the guest kernel
 #
@@ -40,10 +41,9 @@ module: derive
 	@test -d "$(KDIR)" || { echo "make: no kernel headers at KDIR=$(KDIR) (run 'make deps')" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(TOP) -j$(JOBS) modules
 
-# Kernel code must build warning-free with W=1 and sparse.
-lint: derive
-	$(MAKE) -C $(KDIR) M=$(TOP) W=1 C=2 modules 2>&1 | tee $(BUILD)/lint.log
-	@! grep -E 'warning:|error:' $(BUILD)/lint.log
+# W=1 + sparse build, checkpatch on own files and patches, clang-format/tidy.
+lint: userspace
+	@$(TOP)/ci/lint.sh
 
 userspace:
 	@cmake -S $(TOP)/userspace -B $(UBUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

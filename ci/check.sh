@@ -11,6 +11,8 @@ start=$SECONDS
 
 echo "== host unit tests"
 "$top/ci/host-tests.sh" "$top/build/userspace"
+echo "== static checks"
+"$top/ci/lint.sh"
 echo "== guest selftests (kernel $("$top/ci/kver.sh"))"
 "$top/ci/selftests.sh" "$@"
 

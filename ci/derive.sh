@@ -37,17 +37,26 @@ new="$out.new"
 rm -rf "$new"
 mkdir -p "$new"
 echo "derive: extracting rxe from ${ksrc:-$tarball}"
+# checkpatch.pl and its data files come along, for `make lint`.
+tools="$(dirname "$out")/checkpatch"
+cp_files="scripts/checkpatch.pl scripts/spelling.txt scripts/const_structs.checkpatch"
 if [ -n "$ksrc" ]; then
 	cp -p "$ksrc"/drivers/infiniband/sw/rxe/* "$new/"
+	mkdir -p "$new/.scripts/scripts"
+	for f in $cp_files; do cp -p "$ksrc/$f" "$new/.scripts/scripts/" 2>/dev/null || true; done
 else
-	tar -xJf "$tarball" -C "$new" --wildcards --strip-components=5 \
-		'*/drivers/infiniband/sw/rxe/*'
+	mkdir -p "$new/.src"
+	tar -xJf "$tarball" -C "$new/.src" --wildcards --strip-components=1 \
+		'*/drivers/infiniband/sw/rxe/*' $(for f in $cp_files; do echo "*/$f"; done)
+	mv "$new"/.src/drivers/infiniband/sw/rxe/* "$new/"
+	mkdir -p "$new/.scripts"
+	mv "$new/.src/scripts" "$new/.scripts/"
+	rm -rf "$new/.src"
 fi
 [ -f "$new/rxe.c" ] || die "no rxe sources found in ${ksrc:-$tarball}"
 rm -f "$new/Kconfig"
-
-(cd "$new" && find . -maxdepth 1 -type f -printf '%f\n' | sort | xargs sha256sum) \
-	> "$new/.rxecc-pristine-sums"
+rm -rf "$tools"
+mv "$new/.scripts" "$tools"
 
 echo "derive: applying $(sed -e 's/#.*//' -e '/^$/d' "$own/patches/series" | wc -l) patches"
 ln -s "$own/patches" "$new/patches"
@@ -59,8 +68,9 @@ fi
 for f in $own_files; do
 	ln -s "$own/$f" "$new/$f"
 done
-(cd "$new" && find . -maxdepth 1 -type f -printf '%f\n' | sort | xargs sha256sum) \
-	> "$new/.rxecc-sums"
+(cd "$new" && find . -maxdepth 1 -type f ! -name '.*' -printf '%f\n' | sort | xargs sha256sum) \
+	> "$new/.rxecc-sums.tmp"
+mv "$new/.rxecc-sums.tmp" "$new/.rxecc-sums"
 
 # Keep edits that were made in the old derived tree but never refreshed into
 # a patch: a file that changed since it was derived and differs from what the

@@ -1,0 +1,77 @@
+#!/bin/bash
+# Static checks, one result line each (appended to $RESULTS when set):
+#   the module builds warning-free with W=1 and with sparse (C=2);
+#   checkpatch --strict on rxecc's own kernel files and on every patch;
+#   clang-format and clang-tidy on the C++ sources.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+kdir=${KDIR:-/lib/modules/$("$top/ci/kver.sh")/build}
+checkpatch="$top/build/kernel/checkpatch/scripts/checkpatch.pl"
+logdir="$top/build/lint"
+mkdir -p "$logdir"
+fails=0
+
+result() {	# result OK|FAIL DESC [LOG]
+	local line
+	if [ "$1" = OK ]; then line="ok lint: $2"; else line="not ok lint: $2"; fails=$((fails + 1)); fi
+	echo "$line"
+	[ -z "${RESULTS:-}" ] || echo "$line" >> "$RESULTS"
+	if [ "$1" != OK ] && [ -n "${3:-}" ]; then sed 's/^/# /' "$3" | head -n 40; fi
+}
+
+"$top/ci/derive.sh" >/dev/null || { result FAIL "derive the rxe tree"; exit 1; }
+
+# W=1 and sparse in one build (the objects are rebuilt: the flags changed).
+log="$logdir/kbuild.log"
+make -C "$kdir" M="$top" W=1 C=2 -j"$(nproc)" modules >"$log" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && ! grep -qE 'warning:|error:' "$log"; then
+	result OK "rdma_rxecc builds with W=1 and sparse (C=2) without a warning"
+else
+	grep -E 'warning:|error:' "$log" > "$log.warn"
+	result FAIL "rdma_rxecc builds with W=1 and sparse (C=2) without a warning" "$log.warn"
+fi
+
+own="$top/drivers/infiniband/sw/rxecc"
+for f in "$own"/*.c "$own"/*.h; do
+	log="$logdir/checkpatch-$(basename "$f").log"
+	if perl "$checkpatch" --no-tree --strict --quiet -f "$f" >"$log" 2>&1; then
+		result OK "checkpatch --strict ${f#"$top"/}"
+	else
+		result FAIL "checkpatch --strict ${f#"$top"/}" "$log"
+	fi
+done
+# The patches as kernel patches: paths made relative to the kernel tree.
+for p in "$own"/patches/*.patch; do
+	log="$logdir/checkpatch-$(basename "$p").log"
+	if sed -E 's@^(---|\+\+\+) (a|b)/@\1 \2/drivers/infiniband/sw/rxe/@' "$p" |
+		perl "$checkpatch" --no-tree --strict --quiet --no-signoff - >"$log" 2>&1; then
+		result OK "checkpatch --strict patches/$(basename "$p")"
+	else
+		result FAIL "checkpatch --strict patches/$(basename "$p")" "$log"
+	fi
+done
+
+mapfile -t cxx < <(cd "$top" && git ls-files 'userspace/*.cpp' 'userspace/*.hpp' 2>/dev/null ||
+	find userspace -name '*.[ch]pp')
+log="$logdir/clang-format.log"
+if (cd "$top" && clang-format --dry-run -Werror "${cxx[@]}") >"$log" 2>&1; then
+	result OK "clang-format on the C++ sources"
+else
+	result FAIL "clang-format on the C++ sources" "$log"
+fi
+log="$logdir/clang-tidy.log"
+if [ ! -f "$top/build/userspace/compile_commands.json" ]; then
+	echo "compile_commands.json missing: run 'make userspace' first" > "$log"
+	result FAIL "clang-tidy on the C++ sources" "$log"
+else
+	mapfile -t units < <(printf '%s\n' "${cxx[@]}" | grep '\.cpp$')
+	if (cd "$top" && clang-tidy -quiet -p build/userspace "${units[@]}") >"$log" 2>&1 &&
+		! grep -qE '(warning|error):' "$log"; then
+		result OK "clang-tidy on the C++ sources"
+	else
+		grep -E '(warning|error):' "$log" > "$log.warn" || cp "$log" "$log.warn"
+		result FAIL "clang-tidy on the C++ sources" "$log.warn"
+	fi
+fi
+[ $fails -eq 0 ]
