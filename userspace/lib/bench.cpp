@@ -1,7 +1,6 @@
 #include "bench.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <iomanip>
 #include <sstream>
 
@@ -12,13 +11,6 @@ namespace rxecc::bench {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_file(const fs::path& p) {
-    std::ifstream in(p);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 std::string fixed(double v, int digits) {
     std::ostringstream s;
@@ -39,7 +31,8 @@ std::vector<Sample> collect(const fs::path& dir, std::vector<std::string>& error
         const auto rel = fs::relative(entry.path(), dir);
         std::vector<std::string> parts(rel.begin(), rel.end());
         if (parts.size() != 3) continue;  // not <round>/<module>/<test>.log
-        const auto table = perftest::parse(read_file(entry.path()));
+        const auto text = perftest::read_text(entry.path());
+        const auto table = text ? perftest::parse(*text) : std::nullopt;
         const auto metric = table ? perftest::headline(*table) : std::nullopt;
         if (!metric) {
             errors.push_back(entry.path().string() + ": no perftest result");

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <fstream>
 #include <sstream>
 
 namespace rxecc::perftest {
@@ -54,6 +55,14 @@ std::vector<std::string> split_header(std::string_view line) {
         i = end;
     }
     return cols;
+}
+
+std::optional<std::string> read_text(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
 }
 
 std::optional<Table> parse(std::string_view text) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,9 @@ struct Table {
 // Names may contain spaces ("BW average[MB/sec]"), so whitespace alone does
 // not separate them: a name runs up to its closing bracket.
 [[nodiscard]] std::vector<std::string> split_header(std::string_view line);
+
+// The whole content of a report file, or nullopt if it cannot be read.
+[[nodiscard]] std::optional<std::string> read_text(const std::filesystem::path& path);
 
 // The first result table of a perftest report, or nullopt if there is none.
 [[nodiscard]] std::optional<Table> parse(std::string_view text);

@@ -142,3 +142,7 @@ TEST(UnitOf, Brackets) {
     EXPECT_EQ(pt::unit_of("BW average[Gb/sec]"), "Gb/sec");
     EXPECT_EQ(pt::unit_of("#bytes"), "");
 }
+
+TEST(ReadText, MissingFileIsNullopt) {
+    EXPECT_FALSE(pt::read_text("/nonexistent/rxecc/report.log").has_value());
+}

@@ -7,8 +7,8 @@
 // Exit codes: 0 success, 1 the input holds no such result, 2 bad usage.
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <span>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,27 +31,22 @@ int usage(std::string_view why) {
     return kExitUsage;
 }
 
-bool read_text(const std::string& path, std::string& text) {
-    std::ifstream in(path);
-    if (!in) return false;
-    std::ostringstream s;
-    s << in.rdbuf();
-    text = s.str();
-    return true;
+// The first result table of the report at `path`; says why on stderr if none.
+std::optional<rxecc::perftest::Table> load_table(std::string_view path) {
+    const auto text = rxecc::perftest::read_text(std::string(path));
+    if (!text) {
+        std::cerr << "rxecc-report: cannot read " << path << "\n";
+        return std::nullopt;
+    }
+    auto table = rxecc::perftest::parse(*text);
+    if (!table) std::cerr << "rxecc-report: " << path << ": no perftest result table\n";
+    return table;
 }
 
 int cmd_value(std::span<const std::string_view> args) {
     if (args.size() != 2) return usage("value takes FILE COLUMN");
-    std::string text;
-    if (!read_text(std::string(args[0]), text)) {
-        std::cerr << "rxecc-report: cannot read " << args[0] << "\n";
-        return kExitNoResult;
-    }
-    const auto table = rxecc::perftest::parse(text);
-    if (!table) {
-        std::cerr << "rxecc-report: " << args[0] << ": no perftest result table\n";
-        return kExitNoResult;
-    }
+    const auto table = load_table(args[0]);
+    if (!table) return kExitNoResult;
     const auto cell = table->cell(args[1]);
     if (!cell) {
         std::cerr << "rxecc-report: " << args[0] << ": no column '" << args[1] << "'\n";
@@ -63,15 +58,11 @@ int cmd_value(std::span<const std::string_view> args) {
 
 int cmd_headline(std::span<const std::string_view> args) {
     if (args.size() != 1) return usage("headline takes FILE");
-    std::string text;
-    if (!read_text(std::string(args[0]), text)) {
-        std::cerr << "rxecc-report: cannot read " << args[0] << "\n";
-        return kExitNoResult;
-    }
-    const auto table = rxecc::perftest::parse(text);
-    const auto metric = table ? rxecc::perftest::headline(*table) : std::nullopt;
+    const auto table = load_table(args[0]);
+    if (!table) return kExitNoResult;
+    const auto metric = rxecc::perftest::headline(*table);
     if (!metric) {
-        std::cerr << "rxecc-report: " << args[0] << ": no perftest result\n";
+        std::cerr << "rxecc-report: " << args[0] << ": no finite headline value\n";
         return kExitNoResult;
     }
     std::cout << metric->value << " " << metric->unit << " " << metric->column << "\n";
