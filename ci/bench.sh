@@ -18,5 +18,8 @@ rm -rf "$out/bench"
 cp -r "$top/build/vm/runs/bench/g0/bench" "$out/bench"
 echo
 echo "bench: medians over $rounds rounds (ratio = rxecc/rxe; bandwidth: higher is better, latency: lower is better)"
-"$top/build/userspace/rxecc-report" bench "$out/bench" --json "$out/bench.json" || exit 1
+"$top/build/userspace/rxecc-report" bench "$out/bench" --json "$out/bench.json" \
+	--meta "kernel=$("$top/ci/kver.sh")" --meta "rounds=$rounds" \
+	--meta "bw_iters=${BW_ITERS:-3000}" --meta "lat_iters=${LAT_ITERS:-3000}" \
+	--meta "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)" --meta "command=make bench" || exit 1
 echo "bench: raw reports in $out/bench, summary in $out/bench.json"

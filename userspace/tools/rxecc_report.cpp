@@ -2,7 +2,8 @@
 //
 //   rxecc-report value FILE COLUMN        one cell of the first result row
 //   rxecc-report headline FILE            "<value> <unit> <column>" of the headline metric
-//   rxecc-report bench DIR [--json FILE]  rdma_rxe against rdma_rxecc: medians and ratios
+//   rxecc-report bench DIR [--json FILE] [--meta KEY=VALUE]...
+//                                         rdma_rxe against rdma_rxecc: medians and ratios
 //
 // Exit codes: 0 success, 1 the input holds no such result, 2 bad usage.
 #include <fstream>
@@ -24,7 +25,7 @@ constexpr int kExitUsage = 2;
 constexpr std::string_view kUsage =
     "usage: rxecc-report value FILE COLUMN\n"
     "       rxecc-report headline FILE\n"
-    "       rxecc-report bench DIR [--json FILE]\n";
+    "       rxecc-report bench DIR [--json FILE] [--meta KEY=VALUE]...\n";
 
 int usage(std::string_view why) {
     std::cerr << "rxecc-report: " << why << "\n" << kUsage;
@@ -72,10 +73,21 @@ int cmd_headline(std::span<const std::string_view> args) {
 int cmd_bench(std::span<const std::string_view> args) {
     if (args.empty()) return usage("bench takes DIR");
     std::string json_path;
-    if (args.size() == 3 && args[1] == "--json") {
-        json_path = args[2];
-    } else if (args.size() != 1) {
-        return usage("bench takes DIR [--json FILE]");
+    nlohmann::json meta = nlohmann::json::object();
+    for (std::size_t i = 1; i < args.size(); i += 2) {
+        if (i + 1 >= args.size()) return usage("bench: " + std::string(args[i]) + " needs a value");
+        if (args[i] == "--json") {
+            json_path = args[i + 1];
+        } else if (args[i] == "--meta") {
+            const auto kv = args[i + 1];
+            const auto eq = kv.find('=');
+            if (eq == std::string_view::npos || eq == 0) {
+                return usage("bench: --meta takes KEY=VALUE, not '" + std::string(kv) + "'");
+            }
+            meta[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
+        } else {
+            return usage("bench: unknown option '" + std::string(args[i]) + "'");
+        }
     }
     std::vector<std::string> errors;
     const auto samples = rxecc::bench::collect(std::string(args[0]), errors);
@@ -87,8 +99,10 @@ int cmd_bench(std::span<const std::string_view> args) {
     }
     std::cout << rxecc::bench::to_text(rows);
     if (!json_path.empty()) {
+        auto doc = rxecc::bench::to_json(rows);
+        doc["meta"] = meta;
         std::ofstream out(json_path);
-        out << rxecc::bench::to_json(rows).dump(2) << "\n";
+        out << doc.dump(2) << "\n";
         if (!out) {
             std::cerr << "rxecc-report: cannot write " << json_path << "\n";
             return kExitNoResult;
