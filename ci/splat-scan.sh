@@ -13,7 +13,9 @@ pattern='Oops|BUG:|WARNING:|------------\[ cut here \]|Kernel panic|general prot
 found=0
 for f in "$@"; do
 	[ -f "$f" ] || continue
-	if grep -aEn "$pattern" "$f" >/tmp/splat.$$ 2>/dev/null; then
+	# "traps: prog[pid] general protection fault ..." is a user-space crash
+	# the kernel reports, not a kernel splat.
+	if grep -aEn "$pattern" "$f" 2>/dev/null | grep -avE '\] traps: |: segfault at ' >/tmp/splat.$$; then
 		found=1
 		sed "s|^|splat: $f:|" /tmp/splat.$$ | head -n 20 >&2
 	fi

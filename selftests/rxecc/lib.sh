@@ -192,9 +192,15 @@ peer_pair() {
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	local slog="$LOGDIR/$name.server.log" clog="$LOGDIR/$name.client.log"
+	local before
+	before=$(listeners)
 	timeout 120 "${srv[@]}" >"$slog" 2>&1 &
 	local spid=$! crc src
-	sleep 0.3
+	# Start the client once the server listens (a new TCP socket or rdma_cm
+	# ID in LISTEN state): an rdma_cm client that comes too early is
+	# rejected, and perftest's UD client has been seen to crash when it
+	# then tries again.
+	wait_for 15 listening_more_than "$before" || echo "peer_pair: $name: no new listener after 15 s"
 	client_run "$clog" "$@" >/dev/null
 	crc=$?
 	wait $spid
@@ -205,6 +211,12 @@ peer_pair() {
 	tail -n 15 "$clog"
 	[ $src -eq 0 ] && [ $crc -eq 0 ]
 }
+
+# listeners: how many TCP sockets and rdma_cm IDs are listening.
+listeners() {
+	echo $(($(ss -Hltn | wc -l) + $(rdma resource show cm_id 2>/dev/null | grep -c 'state LISTEN')))
+}
+listening_more_than() { [ "$(listeners)" -gt "$1" ]; }
 
 # client_run LOG CMD...: run a client, retrying while its server is not
 # listening yet (TCP or rdma_cm); it must then succeed.
