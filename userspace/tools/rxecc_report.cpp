@@ -6,6 +6,7 @@
 //                                         rdma_rxe against rdma_rxecc: medians and ratios
 //
 // Exit codes: 0 success, 1 the input holds no such result, 2 bad usage.
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -111,10 +112,7 @@ int cmd_bench(std::span<const std::string_view> args) {
     return errors.empty() ? 0 : kExitNoResult;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    const std::vector<std::string_view> all(argv + 1, argv + argc);
+int run(const std::vector<std::string_view>& all) {
     if (all.empty()) return usage("no command");
     const std::string_view cmd = all.front();
     const std::span<const std::string_view> args(all.begin() + 1, all.end());
@@ -126,4 +124,17 @@ int main(int argc, char** argv) {
     if (cmd == "headline") return cmd_headline(args);
     if (cmd == "bench") return cmd_bench(args);
     return usage("unknown command '" + std::string(cmd) + "'");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(std::vector<std::string_view>(argv + 1, argv + argc));
+    } catch (const std::exception& e) {
+        std::cerr << "rxecc-report: " << e.what() << "\n";
+    } catch (...) {
+        std::cerr << "rxecc-report: unexpected error\n";
+    }
+    return kExitNoResult;
 }
