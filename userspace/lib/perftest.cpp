@@ -121,13 +121,15 @@ std::string unit_of(std::string_view column) {
 std::optional<Metric> headline(const Table& table) {
     for (const auto& col : table.columns) {
         if (col.rfind("BW average[", 0) == 0) {
-            if (auto v = table.number(col)) return Metric{Kind::bandwidth, col, unit_of(col), *v};
+            if (auto v = table.number(col); v && *v > 0.0) {
+                return Metric{Kind::bandwidth, col, unit_of(col), *v};
+            }
         }
     }
     for (const std::string_view want : std::array<std::string_view, 2>{"t_typical[", "t_avg["}) {
         for (const auto& col : table.columns) {
             if (col.rfind(want, 0) == 0) {
-                if (auto v = table.number(col)) {
+                if (auto v = table.number(col); v && *v > 0.0) {
                     return Metric{Kind::latency, col, unit_of(col), *v};
                 }
             }

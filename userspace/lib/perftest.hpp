@@ -39,7 +39,9 @@ enum class Kind { bandwidth, latency };
 
 // The number a reader looks at first: BW average for bandwidth tests,
 // t_typical (perftest's median) for latency tests, t_avg where a latency
-// test ran for a duration and reports only that.
+// test ran for a duration and reports only that. Only a positive finite
+// value counts: perftest prints 0, inf or -nan on a side whose clock
+// calibration failed.
 struct Metric {
     Kind kind{};
     std::string column;

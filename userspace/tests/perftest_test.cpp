@@ -146,3 +146,11 @@ TEST(UnitOf, Brackets) {
 TEST(ReadText, MissingFileIsNullopt) {
     EXPECT_FALSE(pt::read_text("/nonexistent/rxecc/report.log").has_value());
 }
+
+TEST(Headline, ZeroBandwidthIsNoResult) {
+    const auto t = pt::parse(
+        " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+        " 65536      300              0.00               0.00   \t\t   0.000000\n");
+    ASSERT_TRUE(t.has_value());
+    EXPECT_FALSE(pt::headline(*t).has_value());
+}
