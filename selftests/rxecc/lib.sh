@@ -186,22 +186,26 @@ port_counter() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
 # peer_pair NAME SERVER_CMD -- CLIENT_CMD: run a server in the background and
 # a client against it (client_run: retried while the server is not yet
 # listening). Both must exit 0. Logs: $LOGDIR/NAME.{server,client}.log.
+# SERVER_NS / CLIENT_NS, when set, name the network namespaces to run in.
 peer_pair() {
-	local name=$1 srv=()
+	local name=$1 srv=() in_srv=() in_cli=()
 	shift
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
+	[ -z "${SERVER_NS:-}" ] || in_srv=(ip netns exec "$SERVER_NS")
+	[ -z "${CLIENT_NS:-}" ] || in_cli=(ip netns exec "$CLIENT_NS")
 	local slog="$LOGDIR/$name.server.log" clog="$LOGDIR/$name.client.log"
 	local before
-	before=$(listeners)
-	timeout 120 "${srv[@]}" >"$slog" 2>&1 &
+	before=$(listeners "${SERVER_NS:-}")
+	timeout 120 "${in_srv[@]}" "${srv[@]}" >"$slog" 2>&1 &
 	local spid=$! crc src
 	# Start the client once the server listens (a new TCP socket or rdma_cm
 	# ID in LISTEN state): an rdma_cm client that comes too early is
 	# rejected, and perftest's UD client has been seen to crash when it
 	# then tries again.
-	wait_for 15 listening_more_than "$before" || echo "peer_pair: $name: no new listener after 15 s"
-	client_run "$clog" "$@" >/dev/null
+	wait_for 15 listening_more_than "$before" "${SERVER_NS:-}" ||
+		echo "peer_pair: $name: no new listener after 15 s"
+	client_run "$clog" "${in_cli[@]}" "$@" >/dev/null
 	crc=$?
 	wait $spid
 	src=$?
@@ -212,11 +216,13 @@ peer_pair() {
 	[ $src -eq 0 ] && [ $crc -eq 0 ]
 }
 
-# listeners: how many TCP sockets and rdma_cm IDs are listening.
+# listeners [NS]: how many TCP sockets (in NS) and rdma_cm IDs are listening.
 listeners() {
-	echo $(($(ss -Hltn | wc -l) + $(rdma resource show cm_id 2>/dev/null | grep -c 'state LISTEN')))
+	local in=()
+	[ -z "${1:-}" ] || in=(ip netns exec "$1")
+	echo $(($("${in[@]}" ss -Hltn | wc -l) + $(rdma resource show cm_id 2>/dev/null | grep -c 'state LISTEN')))
 }
-listening_more_than() { [ "$(listeners)" -gt "$1" ]; }
+listening_more_than() { [ "$(listeners "${2:-}")" -gt "$1" ]; }
 
 # client_run LOG CMD...: run a client, retrying while its server is not
 # listening yet (TCP or rdma_cm); it must then succeed.

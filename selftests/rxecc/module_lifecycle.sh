@@ -8,7 +8,7 @@ need_root
 CYCLES=${CYCLES:-20}
 
 ktap_header
-ktap_plan 20
+ktap_plan 24
 
 modules_unload >/dev/null 2>&1
 veth_up d0 10.0.0.1/24 fd00::1/64 || ktap_exit_skip "cannot create a veth pair"
@@ -18,9 +18,10 @@ ktap_result "insmod rdma_rxecc" rxecc_load
 ktap_result "module alias rdma-link-rxecc, none for rxe" \
 	bash -c 'modinfo -F alias "$RXECC_MODULE" | grep -qx rdma-link-rxecc &&
 		! modinfo -F alias "$RXECC_MODULE" | grep -qx rdma-link-rxe'
-ktap_result "UDP 4791 bound (IPv4 and IPv6)" \
-	bash -c 'ss -Hlun sport = :4791 | grep -q "0.0.0.0:4791" && ss -Hlun sport = :4791 | grep -q "\[::\]:4791"'
+ktap_result "no UDP 4791 socket before the first device" bash -c '! ss -Hlun sport = :4791 | grep -q .'
 ktap_result "rdma link add x0 type rxecc netdev d0" rdma_link_add x0 rxecc d0
+ktap_result "UDP 4791 bound (IPv4 and IPv6) once x0 exists" \
+	bash -c 'ss -Hlun sport = :4791 | grep -q "0.0.0.0:4791" && ss -Hlun sport = :4791 | grep -q "\[::\]:4791"'
 ktap_result "rdma link show: x0/1 ACTIVE on d0" \
 	bash -c 'rdma link show x0/1 | grep -q "state ACTIVE" && rdma link show x0/1 | grep -q "netdev d0"'
 ktap_result "ibv_devinfo: x0 bound to librxe, port active, Ethernet" \
@@ -37,6 +38,7 @@ ktap_result "rdma link add type rxe does not bind to rdma_rxecc" \
 	bash -c '! rdma link add y0 type rxe netdev d1 && [ ! -e /sys/class/infiniband/y0 ]'
 ktap_result "rdma link delete x0 removes the device" \
 	bash -c 'rdma link delete x0 && ! ibv_devices | grep -qw x0 && [ ! -e /sys/class/infiniband/x0 ]'
+ktap_result "UDP 4791 released with the last device" bash -c '! ss -Hlun sport = :4791 | grep -q .'
 
 cycle_links() {
 	local i
@@ -71,21 +73,26 @@ ktap_result "$CYCLES load/add/unload cycles leave no device" cycle_modules
 ktap_result "no module reference leaked: ib_uverbs and ib_core unload" \
 	bash -c 'modprobe -r -a rdma_ucm rdma_cm iw_cm ib_cm ib_uverbs ib_core || lsmod; ! [ -d /sys/module/ib_core ]'
 
-# In-tree rdma_rxe holds UDP 4791: rdma_rxecc must refuse to load, say why,
-# and leave rdma_rxe's device alone.
+# In-tree rdma_rxe binds UDP 4791 in init_net when it loads. rdma_rxecc binds
+# per namespace, per device: it loads beside rdma_rxe, refuses (and says why)
+# only a device that needs the port rdma_rxe holds, and leaves rdma_rxe's
+# devices alone, also when it unloads.
 ktap_result "stock rdma_rxe loads and creates y0" \
 	bash -c 'source '"$(dirname "$0")"'/lib.sh; rxe_load && rdma_link_add y0 rxe d1'
+ktap_result "insmod rdma_rxecc while rdma_rxe is loaded" rxecc_load
 dmesg -C
-ktap_result "insmod rdma_rxecc fails while rdma_rxe is loaded" \
-	bash -c '! insmod "$RXECC_MODULE" && ! [ -d /sys/module/rdma_rxecc ]'
-ktap_result "the kernel log says why (port 4791 in use, rdma_rxe)" \
-	bash -c 'dmesg | grep "rdma_rxecc:.*4791.*already bound.*rdma_rxe"'
-ktap_result "rdma_rxe's device y0 survives and still works" \
+ktap_result "rdma link add type rxecc in rdma_rxe's namespace fails" \
+	bash -c '! rdma link add x0 type rxecc netdev d0 && ! [ -e /sys/class/infiniband/x0 ]'
+ktap_result "the kernel log says why (port 4791 bound in that namespace, rdma_rxe)" \
+	bash -c 'dmesg | grep "rdma_rxecc: d0: UDP port 4791 is already bound.*rdma_rxe"'
+ktap_result "rmmod rdma_rxecc leaves rdma_rxe and its device y0 alone" \
+	bash -c 'rmmod rdma_rxecc && [ -d /sys/module/rdma_rxe ] && [ -e /sys/class/infiniband/y0 ]'
+ktap_result "rdma_rxe's device y0 still works" \
 	bash -c 'source '"$(dirname "$0")"'/lib.sh; g=$(wait_gid y0 10.0.1.1) &&
 		peer_pair y0ping ibv_rc_pingpong -d y0 -g $g -n 50 -c -- ibv_rc_pingpong -d y0 -g $g -n 50 -c 10.0.1.1'
-ktap_result "after rdma_rxe unloads, rdma_rxecc loads" \
+ktap_result "after rdma_rxe unloads, rdma_rxecc makes x0 in init_net" \
 	bash -c 'source '"$(dirname "$0")"'/lib.sh; modules_unload && rxecc_load && rdma_link_add x0 rxecc d0'
-ktap_result "modprobe rdma_rxe fails while rdma_rxecc is loaded" \
+ktap_result "modprobe rdma_rxe fails while rdma_rxecc holds UDP 4791 in init_net" \
 	bash -c '! modprobe rdma_rxe && [ -e /sys/class/infiniband/x0 ]'
 modules_unload >/dev/null 2>&1
 ktap_finished

@@ -5,12 +5,14 @@
  * rxe unregisters its devices on unload with ib_unregister_driver(), which
  * takes every device with driver id RDMA_DRIVER_RXE, including those of
  * another module with the same id. rxecc keeps a list of the devices it
- * registered and unregisters exactly those.
+ * registered and unregisters exactly those: all of them on unload, those of
+ * one network namespace when the namespace goes away.
  */
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <rdma/rdma_netlink.h>
 #include <rdma/ib_verbs.h>
+#include <net/net_namespace.h>
 #include "rxe.h"
 #include "rxecc.h"
 
@@ -23,21 +25,42 @@ static DEFINE_MUTEX(rxecc_devices_lock);	/* guards rxecc_devices */
 void rxecc_dev_init(struct rxe_dev *rxe)
 {
 	INIT_LIST_HEAD(&rxe->cc.node);
+	rxe->cc.net = dev_net(rxe->ndev);
 }
 
-/* Called before ib_register_device(): after it returns, the device may
- * already be gone again (a concurrent unregistration).
+/*
+ * Called before ib_register_device(): takes the namespace's RoCE sockets
+ * (binding UDP 4791 there for the first device) and puts the device on the
+ * list. After ib_register_device() returns, the device may already be gone
+ * again (a concurrent unregistration), so this cannot come later.
  */
-void rxecc_dev_registering(struct rxe_dev *rxe)
+int rxecc_dev_registering(struct rxe_dev *rxe)
 {
+	int err;
+
+	err = rxecc_net_get(rxe->cc.net, rxe->ndev);
+	if (err)
+		return err;
+	rxe->cc.net_held = true;
+
 	mutex_lock(&rxecc_devices_lock);
 	list_add_tail(&rxe->cc.node, &rxecc_devices);
 	mutex_unlock(&rxecc_devices_lock);
+	return 0;
 }
 
-/* Called from rxe_dealloc(), and when registration failed. */
+/*
+ * Called from rxe_dealloc() (also for a device whose registration failed)
+ * and on a registration failure; safe to call twice. The sockets are let go
+ * before the device leaves the list: a namespace's exit waits for its
+ * devices to leave the list and then releases what is left.
+ */
 void rxecc_dev_cleanup(struct rxe_dev *rxe)
 {
+	if (rxe->cc.net_held) {
+		rxe->cc.net_held = false;
+		rxecc_net_put(rxe->cc.net);
+	}
 	mutex_lock(&rxecc_devices_lock);
 	list_del_init(&rxe->cc.node);
 	mutex_unlock(&rxecc_devices_lock);
@@ -48,39 +71,46 @@ bool rxecc_owns(const struct ib_device *ibdev)
 	return ibdev->ops.owner == THIS_MODULE;
 }
 
+static struct rxe_dev *rxecc_first_device(struct net *net)
+{
+	struct rxe_dev *rxe;
+
+	list_for_each_entry(rxe, &rxecc_devices, cc.node)
+		if (!net || net_eq(rxe->cc.net, net))
+			return rxe;
+	return NULL;
+}
+
 /*
- * Unregister every device of this module. Called on unload after the link
- * type is unregistered, so no new device can appear. A device on the list
- * has not been deallocated yet (rxe_dealloc() takes it off under the lock),
- * so taking a reference to its struct device under the lock is safe.
- * ib_unregister_device() waits for an unregistration already in progress
- * (netdev removal queues one) and returns once rxe_dealloc() has run.
+ * A device on the list has not been deallocated yet (rxe_dealloc() takes it
+ * off under the lock), so taking a reference to its struct device under the
+ * lock is safe. ib_unregister_device() waits for an unregistration already in
+ * progress (netdev removal queues one) and returns after rxe_dealloc() ran.
+ * On unload this runs after the link type is unregistered, so no new device
+ * can appear.
  */
-void rxecc_unregister_all(void)
+void rxecc_unregister_devices(struct net *net)
 {
 	struct rxe_dev *rxe;
 
 	mutex_lock(&rxecc_devices_lock);
-	while ((rxe = list_first_entry_or_null(&rxecc_devices, struct rxe_dev,
-					       cc.node))) {
-		list_del_init(&rxe->cc.node);
+	while ((rxe = rxecc_first_device(net))) {
 		get_device(&rxe->ib_dev.dev);
 		mutex_unlock(&rxecc_devices_lock);
 
 		ib_unregister_device(&rxe->ib_dev);
-		put_device(&rxe->ib_dev.dev);
 
 		mutex_lock(&rxecc_devices_lock);
+		/* Deallocated devices are off the list; never spin on one. */
+		if (WARN_ON_ONCE(!list_empty(&rxe->cc.node)))
+			list_del_init(&rxe->cc.node);
+		put_device(&rxe->ib_dev.dev);
 	}
 	mutex_unlock(&rxecc_devices_lock);
 }
 
 int rxecc_report_init_error(int err)
 {
-	if (err == -EADDRINUSE)
-		pr_err("UDP port %u is already bound: another soft-RoCE driver holds it (is rdma_rxe loaded? unload it with 'modprobe -r rdma_rxe')\n",
-		       ROCE_V2_UDP_DPORT);
-	else
-		pr_err("initialisation failed: %d\n", err);
+	pr_err("initialisation failed: %d\n", err);
 	return err;
 }

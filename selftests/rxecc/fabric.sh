@@ -1,0 +1,88 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# A small RoCEv2 fabric inside one machine: hosts and one L3 switch, each a
+# network namespace. Source it after lib.sh.
+#
+#   fabric_init                     the switch namespace; cleanup on exit (also on failure)
+#   fabric_add_host I [TYPE]        host I (1..250): namespace, veth to switch port swpI,
+#                                   10.0.I.1/24 and fd00:0:0:I::1/64 (gateway .254 / ::fe),
+#                                   an rdma device named hI of link TYPE (default rxecc)
+#   fabric_mtu I MTU                the MTU of host I's link (both ends)
+#   fabric_shape I RATE [LIMIT]     tbf at the switch port towards host I (e.g. 100mbit):
+#                                   that port becomes a bottleneck
+#   fabric_ns I / fabric_ip I / fabric_ip6 I / fabric_dev I
+#                                   namespace, IPv4, IPv6 address and rdma device of host I
+#   fabric_gid I [6]                the RoCEv2 GID index of host I's IPv4 (or IPv6) address
+#   fabric_in I CMD...              run CMD in host I's namespace
+#   fabric_sw CMD...                run CMD in the switch namespace
+#   fabric_destroy                  delete every device and namespace it made
+#
+# Names carry a per-run prefix (FABRIC_PREFIX, default rxf<pid>-) so that
+# parallel runs do not collide. RoCEv2 is routed: the switch forwards IPv4
+# and IPv6 between its ports, so hosts talk through one L3 hop.
+
+FABRIC_PREFIX=${FABRIC_PREFIX:-rxf$$-}
+FABRIC_HOSTS=()
+
+fabric_ns() { echo "${FABRIC_PREFIX}h$1"; }
+fabric_sw_ns() { echo "${FABRIC_PREFIX}sw"; }
+fabric_ip() { echo "10.0.$1.1"; }
+fabric_ip6() { echo "fd00:0:0:$1::1"; }
+fabric_dev() { echo "h$1"; }
+fabric_in() { local i=$1; shift; ip netns exec "$(fabric_ns "$i")" "$@"; }
+fabric_sw() { ip netns exec "$(fabric_sw_ns)" "$@"; }
+
+fabric_init() {
+	ip netns add "$(fabric_sw_ns)" || return 1
+	trap fabric_destroy EXIT
+	fabric_sw ip link set lo up
+	fabric_sw sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+}
+
+fabric_add_host() {
+	local i=$1 type=${2:-rxecc} ns
+	ns=$(fabric_ns "$i")
+	ip netns add "$ns" || return 1
+	FABRIC_HOSTS+=("$i")
+	ip link add eth0 netns "$ns" type veth peer name "swp$i" netns "$(fabric_sw_ns)" || return 1
+	fabric_in "$i" ip link set lo up
+	fabric_in "$i" ip addr add "$(fabric_ip "$i")/24" dev eth0
+	fabric_in "$i" ip addr add "$(fabric_ip6 "$i")/64" dev eth0 nodad
+	fabric_in "$i" ip link set eth0 up
+	fabric_in "$i" ip route add default via "10.0.$i.254"
+	fabric_in "$i" ip -6 route add default via "fd00:0:0:$i::fe"
+	fabric_sw ip addr add "10.0.$i.254/24" dev "swp$i"
+	fabric_sw ip addr add "fd00:0:0:$i::fe/64" dev "swp$i" nodad
+	fabric_sw ip link set "swp$i" up
+	fabric_in "$i" rdma link add "$(fabric_dev "$i")" type "$type" netdev eth0 || return 1
+	wait_for 10 grep -q ACTIVE "/sys/class/infiniband/$(fabric_dev "$i")/ports/1/state" || return 1
+	wait_gid "$(fabric_dev "$i")" "$(fabric_ip "$i")" >/dev/null &&
+		wait_gid "$(fabric_dev "$i")" "$(fabric_ip6 "$i")" >/dev/null
+}
+
+fabric_gid() {
+	if [ "${2:-4}" = 6 ]; then
+		gid_index "$(fabric_dev "$1")" "$(fabric_ip6 "$1")"
+	else
+		gid_index "$(fabric_dev "$1")" "$(fabric_ip "$1")"
+	fi
+}
+
+fabric_mtu() {
+	fabric_in "$1" ip link set eth0 mtu "$2" && fabric_sw ip link set "swp$1" mtu "$2"
+}
+
+fabric_shape() {
+	fabric_sw tc qdisc replace dev "swp$1" root tbf rate "$2" burst 32kb limit "${3:-256kb}"
+}
+
+fabric_destroy() {
+	local i
+	for i in "${FABRIC_HOSTS[@]}"; do
+		[ -e "/sys/class/infiniband/$(fabric_dev "$i")" ] && rdma link delete "$(fabric_dev "$i")" 2>/dev/null
+		ip netns del "$(fabric_ns "$i")" 2>/dev/null
+	done
+	FABRIC_HOSTS=()
+	ip netns del "$(fabric_sw_ns)" 2>/dev/null
+	return 0
+}

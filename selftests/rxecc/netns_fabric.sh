@@ -1,0 +1,184 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# rdma_rxecc in network namespaces, on a one-guest fabric (fabric.sh): hosts
+# behind one L3 switch namespace.
+#   - two hosts through the switch: perftest RC/UD, with and without rdma_cm,
+#     IPv4 and IPv6 GIDs; rping with data validation;
+#   - 3:1 fan-in with concurrent flows: all complete, byte counts match;
+#   - a namespace deleted, and a netdev moved out, while traffic runs; the
+#     module unloads afterwards;
+#   - stock rdma_rxe in init_net and rdma_rxecc in namespaces, both working.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/fabric.sh"
+need_root
+ITERS=${ITERS:-300}
+
+ktap_header
+ktap_plan 26
+
+modules_unload >/dev/null 2>&1
+rxecc_load || { ktap_fail "load rdma_rxecc"; ktap_finished; }
+fabric_init
+for i in 1 2 3 4; do
+	fabric_add_host $i || { ktap_fail "fabric host $i with an rxecc device"; ktap_finished; }
+done
+ktap_pass "fabric: switch and 4 hosts, one rxecc device each in its namespace"
+sockets_per_ns() {
+	! ss -Hlun sport = :4791 | grep -q . || { echo "a RoCE socket in init_net"; return 1; }
+	local i
+	for i in 1 2 3 4; do
+		fabric_in $i ss -Hlun sport = :4791 | grep -q 0.0.0.0:4791 || { echo "none in h$i"; return 1; }
+	done
+}
+ktap_result "no RoCE socket in init_net, one per host namespace" sockets_per_ns
+
+BW="BW average[MB/sec]"
+LAT="t_typical[usec]"
+G1=$(fabric_gid 1) G2=$(fabric_gid 2) G1v6=$(fabric_gid 1 6) G2v6=$(fabric_gid 2 6)
+# Each side names its own device and GID index.
+pt() {	# pt NAME TOOL COLUMN GIDSUFFIX ARGS...
+	local name=$1 tool=$2 column=$3 fam=$4
+	shift 4
+	local gs=G2 gc=G1
+	[ "$fam" != 6 ] || { gs=G2v6; gc=G1v6; }
+	# Server and client get identical flags except device and GID.
+	SERVER_NS=$(fabric_ns 2) CLIENT_NS=$(fabric_ns 1) peer_pair "$name" \
+		"$tool" -d h2 ${fam:+-x ${!gs}} -F "$@" -- \
+		"$tool" -d h1 ${fam:+-x ${!gc}} -F "$@" "$(fabric_ip 2)" || return 1
+	local side v ok=1
+	for side in client server; do
+		v=$(perftest_value "$LOGDIR/$name.$side.log" "$column") || continue
+		echo "$name: $side reports $column = $v"
+		python3 -c 'import math, sys; v = float(sys.argv[1]); sys.exit(0 if math.isfinite(v) and v > 0 else 1)' "$v" && ok=0
+	done
+	return $ok
+}
+
+for t in write read send; do
+	ktap_result "h1 -> switch -> h2: ib_${t}_bw RC 64 KiB, IPv4 GID" pt "fab_${t}_bw" "ib_${t}_bw" "$BW" 4 -s 65536 -n "$ITERS"
+done
+ktap_result "h1 -> switch -> h2: ib_send_lat RC 2 B" pt fab_send_lat ib_send_lat "$LAT" 4 -s 2 -n "$ITERS"
+ktap_result "h1 -> switch -> h2: ib_write_lat RC 2 B" pt fab_write_lat ib_write_lat "$LAT" 4 -s 2 -n "$ITERS"
+ktap_result "h1 -> switch -> h2: ib_send_bw UD 1 KiB" pt fab_ud_bw ib_send_bw "$BW" 4 -c UD -s 1024 -n "$ITERS"
+ktap_result "h1 -> switch -> h2: ib_send_lat UD 2 B" pt fab_ud_lat ib_send_lat "$LAT" 4 -c UD -s 2 -n "$ITERS"
+ktap_result "h1 -> switch -> h2: ib_write_bw RC, IPv6 GID" pt fab_write_bw6 ib_write_bw "$BW" 6 -s 65536 -n "$ITERS"
+ktap_result "h1 -> switch -> h2: ib_send_lat RC, IPv6 GID" pt fab_send_lat6 ib_send_lat "$LAT" 6 -s 2 -n "$ITERS"
+for t in write read send; do
+	ktap_result "h1 -> switch -> h2: ib_${t}_bw via rdma_cm" pt "fab_${t}_bw_cm" "ib_${t}_bw" "$BW" "" -R -s 65536 -n "$ITERS"
+done
+ktap_result "h1 -> switch -> h2: ib_send_lat via rdma_cm" pt fab_send_lat_cm ib_send_lat "$LAT" "" -R -s 2 -n "$ITERS"
+ktap_result "h1 -> switch -> h2: ib_send_bw UD via rdma_cm" pt fab_ud_bw_cm ib_send_bw "$BW" "" -R -c UD -s 1024 -n "$ITERS"
+
+rping_fab() {
+	SERVER_NS=$(fabric_ns 2) CLIENT_NS=$(fabric_ns 1) peer_pair fab_rping \
+		rping -s -a "$(fabric_ip 2)" -C 50 -S 1024 -V -- rping -c -a "$(fabric_ip 2)" -C 50 -S 1024 -V -v || return 1
+	[ "$(grep -c 'ping data:' "$LOGDIR/fab_rping.client.log")" -eq 50 ]
+}
+ktap_result "h1 -> switch -> h2: rping 50 x 1 KiB, data validated" rping_fab
+
+# 3:1 fan-in: h2, h3 and h4 write to h1 at the same time.
+fanin() {
+	local i pids=() rc=0 g1
+	g1=$(fabric_gid 1)
+	local before
+	before=$(port_counter h1 rcvd_pkts)
+	for i in 2 3 4; do
+		fabric_in 1 timeout 180 ib_write_bw -d h1 -x "$g1" -F -s 65536 -n "$ITERS" -p $((18700 + i)) \
+			>"$LOGDIR/fanin$i.server.log" 2>&1 &
+		pids+=($!)
+	done
+	wait_for 15 bash -c "[ \$(ip netns exec $(fabric_ns 1) ss -Hltn | wc -l) -ge 3 ]"
+	for i in 2 3 4; do
+		client_run "$LOGDIR/fanin$i.client.log" ip netns exec "$(fabric_ns $i)" \
+			ib_write_bw -d "h$i" -x "$(fabric_gid $i)" -F -s 65536 -n "$ITERS" -p $((18700 + i)) \
+			"$(fabric_ip 1)" >/dev/null &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	[ $rc -eq 0 ] || { echo "a flow failed"; return 1; }
+	for i in 2 3 4; do
+		local it
+		it=$(perftest_value "$LOGDIR/fanin$i.server.log" "#iterations") || return 1
+		echo "flow h$i -> h1: $it x 64 KiB, $(perftest_value "$LOGDIR/fanin$i.server.log" "$BW") MB/s"
+		[ "$it" -eq "$ITERS" ] || return 1
+	done
+	local got want
+	got=$(($(port_counter h1 rcvd_pkts) - before))
+	want=$((3 * ITERS * 64))	# 64 KiB messages in 1 KiB (path MTU) packets
+	echo "h1 received $got packets, the three flows carried $want data packets"
+	[ "$got" -ge "$want" ]
+}
+ktap_result "3:1 fan-in to h1, concurrent ib_write_bw: all complete, byte counts match" fanin
+
+# Traffic h3 -> h4, then h4's namespace is deleted (its processes killed).
+ns_delete() {
+	local g3 g4
+	g3=$(fabric_gid 3) g4=$(fabric_gid 4)
+	fabric_in 4 timeout 120 ib_write_bw -d h4 -x "$g4" -F -s 65536 -D 60 >"$LOGDIR/del.server.log" 2>&1 &
+	sleep 2
+	fabric_in 3 timeout 120 ib_write_bw -d h3 -x "$g3" -F -s 65536 -D 60 "$(fabric_ip 4)" >"$LOGDIR/del.client.log" 2>&1 &
+	local cpid=$!
+	sleep 4
+	echo "h4 rcvd_pkts before the deletion: $(port_counter h4 rcvd_pkts)"
+	ip netns pids "$(fabric_ns 4)" | xargs -r kill -9
+	ip netns del "$(fabric_ns 4)"
+	wait_for 30 test ! -e /sys/class/infiniband/h4 || { echo "h4 still there"; return 1; }
+	kill -9 $cpid 2>/dev/null
+	wait $cpid 2>/dev/null
+	[ -e /sys/class/infiniband/h3 ]
+}
+ktap_result "namespace of h4 deleted during traffic: its device goes, h3 stays" ns_delete
+
+# Traffic h1 -> h2, then h2's netdev moves to another namespace: the device
+# is unregistered under live QPs. rxe has no disassociate_ucontext, so (as
+# with stock rdma_rxe) the unregistration completes once the processes that
+# have the device open let go of it; here they are killed, as an application
+# would exit on the errors it gets.
+move_out() {
+	local g1 g2
+	g1=$(fabric_gid 1) g2=$(fabric_gid 2)
+	fabric_in 2 timeout 120 ib_write_bw -d h2 -x "$g2" -F -s 65536 -D 60 >"$LOGDIR/move.server.log" 2>&1 &
+	local spid=$!
+	sleep 2
+	fabric_in 1 timeout 120 ib_write_bw -d h1 -x "$g1" -F -s 65536 -D 60 "$(fabric_ip 2)" >"$LOGDIR/move.client.log" 2>&1 &
+	local cpid=$!
+	sleep 4
+	ip netns add "${FABRIC_PREFIX}away"
+	fabric_in 2 ip link set eth0 netns "${FABRIC_PREFIX}away" || return 1
+	sleep 2
+	ip netns pids "$(fabric_ns 2)" | xargs -r kill -9
+	kill -9 $cpid 2>/dev/null
+	wait $spid $cpid 2>/dev/null
+	wait_for 30 test ! -e /sys/class/infiniband/h2 || { echo "h2 still there"; return 1; }
+	ip netns del "${FABRIC_PREFIX}away"
+	[ -e /sys/class/infiniband/h1 ]
+}
+ktap_result "h2's netdev moved out during traffic: its device goes, h1 stays" move_out
+ktap_result "surviving devices still work: h1 <-> h3 ibv_rc_pingpong" bash -c '
+	source '"$(dirname "$0")"'/lib.sh; source '"$(dirname "$0")"'/fabric.sh; FABRIC_PREFIX='"$FABRIC_PREFIX"'
+	SERVER_NS=$(fabric_ns 3) CLIENT_NS=$(fabric_ns 1) peer_pair survive \
+		ibv_rc_pingpong -d h3 -g $(fabric_gid 3) -n 100 -c -- \
+		ibv_rc_pingpong -d h1 -g $(fabric_gid 1) -n 100 -c $(fabric_ip 3)'
+fabric_destroy
+ktap_result "all fabric devices gone after the namespaces are deleted" \
+	wait_for 30 test -z "$(ls /sys/class/infiniband)"
+ktap_result "rdma_rxecc unloads afterwards" timeout 60 rmmod rdma_rxecc
+
+# Stock rdma_rxe in init_net, rdma_rxecc in namespaces, both loaded.
+coexist_setup() {
+	rxecc_load && fabric_init && fabric_add_host 5 && fabric_add_host 6 &&
+		veth_up d0 10.9.0.1/24 && rxe_load && rdma_link_add y0 rxe d0
+}
+ktap_result "rdma_rxecc (hosts h5, h6) and stock rdma_rxe (y0 in init_net) both loaded" coexist_setup
+ktap_result "rdma_rxe's y0 works beside rdma_rxecc" bash -c '
+	source '"$(dirname "$0")"'/lib.sh; g=$(wait_gid y0 10.9.0.1) &&
+	peer_pair coex_y0 ibv_rc_pingpong -d y0 -g $g -n 200 -c -- ibv_rc_pingpong -d y0 -g $g -n 200 -c 10.9.0.1'
+ktap_result "rdma_rxecc's h5 -> switch -> h6 works beside rdma_rxe" bash -c '
+	source '"$(dirname "$0")"'/lib.sh; source '"$(dirname "$0")"'/fabric.sh; FABRIC_PREFIX='"$FABRIC_PREFIX"'
+	SERVER_NS=$(fabric_ns 6) CLIENT_NS=$(fabric_ns 5) peer_pair coex_h5 \
+		ib_write_bw -d h6 -x $(fabric_gid 6) -F -n 200 -- ib_write_bw -d h5 -x $(fabric_gid 5) -F -n 200 $(fabric_ip 6)'
+# rdma_rxe's unload would take rdma_rxecc's devices too (it unregisters every
+# device of driver id RDMA_DRIVER_RXE): delete ours first.
+fabric_destroy
+modules_unload >/dev/null 2>&1
+ktap_finished
