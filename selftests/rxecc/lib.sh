@@ -244,6 +244,20 @@ perftest_value() {
 	"$RXECC_TOP/build/userspace/rxecc-report" value "$1" "$2"
 }
 
+# perftest_result NAME COLUMN: after `peer_pair NAME ...` with perftest, print
+# COLUMN as each side reports it; succeed if at least one side reports a
+# positive finite value. (Both sides print the table; under TCG perftest's
+# clock calibration sometimes fails on one side, which then prints 0 or inf.)
+perftest_result() {
+	local name=$1 column=$2 side v ok=1
+	for side in client server; do
+		v=$(perftest_value "$LOGDIR/$name.$side.log" "$column") || continue
+		echo "$name: $side reports $column = $v"
+		python3 -c 'import math, sys; v = float(sys.argv[1]); sys.exit(0 if math.isfinite(v) and v > 0 else 1)' "$v" && ok=0
+	done
+	return $ok
+}
+
 # ---- two guests ---------------------------------------------------------
 # barrier NAME: two guests (RXECC_GUEST_INDEX 0 and 1, the peer at
 # $PEER_IP) both reach this point: guest 0 listens, guest 1 connects.
