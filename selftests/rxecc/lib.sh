@@ -75,7 +75,6 @@ ktap_exit_skip() {
 }
 
 # ---- small utilities -------------------------------------------------------
-die() { echo "$*" >&2; return 1; }
 
 # wait_for SECONDS CMD...: poll CMD every 0.2 s until it succeeds.
 wait_for() {

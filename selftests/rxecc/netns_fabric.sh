@@ -14,7 +14,7 @@ need_root
 ITERS=${ITERS:-300}
 
 ktap_header
-ktap_plan 26
+ktap_plan 28
 
 modules_unload >/dev/null 2>&1
 rxecc_load || { ktap_fail "load rdma_rxecc"; ktap_finished; }
@@ -105,6 +105,20 @@ fanin() {
 	[ "$got" -ge "$want" ]
 }
 ktap_result "3:1 fan-in to h1, concurrent ib_write_bw: all complete, byte counts match" fanin
+
+mtu_check() {
+	fabric_mtu 3 9000 || return 1
+	# rxe follows the netdev MTU: 9000 bytes give the largest IB MTU, 4096.
+	wait_for 10 bash -c "ibv_devinfo -d h3 | grep -q 'active_mtu:.*4096'" || { ibv_devinfo -d h3; return 1; }
+	fabric_mtu 3 1500 && wait_for 10 bash -c "ibv_devinfo -d h3 | grep -q 'active_mtu:.*1024'"
+}
+ktap_result "fabric_mtu: h3's link at 9000 bytes gives active_mtu 4096, back at 1500 gives 1024" mtu_check
+shape_check() {
+	fabric_shape 1 50mbit || return 1
+	fabric_sw tc qdisc show dev swp1 | tee /dev/stderr | grep -q "tbf.*rate 50Mbit" &&
+		fabric_sw tc qdisc del dev swp1 root
+}
+ktap_result "fabric_shape: a 50 Mbit/s tbf on the switch port towards h1" shape_check
 
 # Traffic h3 -> h4, then h4's namespace is deleted (its processes killed).
 ns_delete() {
