@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # rdma_rxecc load/unload, rdma link add/delete, what userspace sees of the
-# device, repeated add/delete and unload/reload cycles, and the refusal to
-# load while the in-tree rdma_rxe holds the RoCE port.
+# device, repeated add/delete and unload/reload cycles, lazy per-namespace
+# binding of UDP 4791, and living beside the in-tree rdma_rxe.
 source "$(dirname "$0")/lib.sh"
 need_root
 CYCLES=${CYCLES:-20}

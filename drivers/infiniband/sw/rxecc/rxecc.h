@@ -52,9 +52,6 @@ bool rxecc_owns(const struct ib_device *ibdev);
  */
 void rxecc_unregister_devices(struct net *net);
 
-/* Module init/exit hooks (rxe.c). */
-int rxecc_report_init_error(int err);
-
 /* Per-namespace RoCE UDP sockets (rxecc_net.c; rxe_net.c's init/exit). */
 int rxecc_net_register(void);
 void rxecc_net_unregister(void);

@@ -108,9 +108,3 @@ void rxecc_unregister_devices(struct net *net)
 	}
 	mutex_unlock(&rxecc_devices_lock);
 }
-
-int rxecc_report_init_error(int err)
-{
-	pr_err("initialisation failed: %d\n", err);
-	return err;
-}
