@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * rxecc DCQCN core (see rxecc_dcqcn.h). The rules, in the order the paper
+ * (section 3.3, figure 7) and the mlx5 firmware parameters describe them:
+ *
+ * CNP at the RP: the first CNP starts the limiter at the maximum rate with
+ *   alpha = rp_initial_alpha_value (or sets Rc = Rt =
+ *   rp_rate_to_set_on_first_cnp when that is not 0). A cut sets Rt = Rc when
+ *   rp_clamp_tgt_rate is set, or rp_clamp_tgt_rate_ati is set and a timer
+ *   event raised the rate since the last cut; then
+ *   Rc = max(Rc - Rc * alpha / 2^rp_gd, Rc * rp_min_dec_fac / 100,
+ *   rp_min_rate), and both stage counters and the byte counter restart. At
+ *   most one cut per rp_rate_reduce_monitor_period: CNPs inside it coalesce
+ *   into one cut at its end.
+ * alpha: every rp_dce_tcp_rtt, alpha = alpha * G + (1 - G) if a CNP arrived
+ *   in the period, else alpha * G, with G = rp_dce_tcp_g / 1024.
+ * Increase events: one per rp_time_reset (timer stage T) and one per
+ *   rp_byte_reset * 64 bytes sent (byte stage BC; with the byte counter off,
+ *   BC follows T). With F = rp_threshold and the stages counted before the
+ *   event: max(T, BC) < F is fast recovery (Rc = (Rt + Rc) / 2); min(T, BC) >
+ *   F is hyper increase (Rt += rp_hai_rate, then the average); otherwise
+ *   additive increase (Rt += rp_ai_rate, then the average). Rt never exceeds
+ *   the maximum (rp_max_rate, 0 = line rate); back at the maximum the limiter
+ *   is released.
+ * NP: the first CE mark after a gap of np_min_time_between_cnps gives a CNP
+ *   at once; marks inside the gap give one CNP at its end.
+ */
+#ifdef __KERNEL__
+#include <linux/math64.h>
+#define rxecc_div64(a, b) div64_u64(a, b)
+#else
+#define rxecc_div64(a, b) ((a) / (b))
+#endif
+#include "rxecc_dcqcn.h"
+
+#define NSEC_PER_USEC_ 1000ULL
+#define U64_MAX_ (~0ULL)
+
+#define PARAM(n, lo, hi, u) { \
+	.name = #n, \
+	.offset = __builtin_offsetof(struct rxecc_dcqcn_params, n), \
+	.min = lo, .max = hi, .unit = u }
+
+const struct rxecc_dcqcn_param_desc rxecc_dcqcn_param_descs[RXECC_DCQCN_NUM_PARAMS] = {
+	PARAM(rp_clamp_tgt_rate, 0, 1, "bool"),
+	PARAM(rp_clamp_tgt_rate_ati, 0, 1, "bool"),
+	PARAM(rp_time_reset, 1, 1000000, "us"),
+	PARAM(rp_byte_reset, 0, 16777215, "64B"),
+	PARAM(rp_threshold, 0, 31, "events"),
+	PARAM(rp_ai_rate, 0, 400000, "Mbps"),
+	PARAM(rp_hai_rate, 0, 400000, "Mbps"),
+	PARAM(rp_max_rate, 0, 400000, "Mbps"),
+	PARAM(rp_min_dec_fac, 1, 100, "%"),
+	PARAM(rp_min_rate, 1, 400000, "Mbps"),
+	PARAM(rp_rate_to_set_on_first_cnp, 0, 400000, "Mbps"),
+	PARAM(rp_dce_tcp_g, 0, 1023, "1/1024"),
+	PARAM(rp_dce_tcp_rtt, 1, 131071, "us"),
+	PARAM(rp_rate_reduce_monitor_period, 0, 131071, "us"),
+	PARAM(rp_initial_alpha_value, 0, 1024, "1/1024"),
+	PARAM(rp_gd, 0, 15, "log2"),
+	PARAM(np_min_time_between_cnps, 0, 1000000, "us"),
+	PARAM(np_cnp_dscp, 0, 63, "dscp"),
+	PARAM(np_cnp_prio, 0, 7, "prio"),
+};
+
+const unsigned int rxecc_dcqcn_num_params = RXECC_DCQCN_NUM_PARAMS;
+
+const char *const rxecc_dcqcn_profile_names[RXECC_NUM_PROFILES] = {
+	[RXECC_PROFILE_MLX5] = "mlx5",
+	[RXECC_PROFILE_PAPER] = "paper",
+};
+
+/* ConnectX-5 firmware defaults (mlxconfig dumps, NVIDIA DCQCN parameters). */
+static const struct rxecc_dcqcn_params rxecc_profile_mlx5 = {
+	.rp_clamp_tgt_rate = 0,
+	.rp_clamp_tgt_rate_ati = 1,
+	.rp_time_reset = 300,
+	.rp_byte_reset = 32767,
+	.rp_threshold = 1,
+	.rp_ai_rate = 5,
+	.rp_hai_rate = 50,
+	.rp_max_rate = 0,
+	.rp_min_dec_fac = 50,
+	.rp_min_rate = 1,
+	.rp_rate_to_set_on_first_cnp = 0,
+	.rp_dce_tcp_g = 1019,
+	.rp_dce_tcp_rtt = 1,
+	.rp_rate_reduce_monitor_period = 4,
+	.rp_initial_alpha_value = 1023,
+	.rp_gd = 11,
+	.np_min_time_between_cnps = 4,
+	.np_cnp_dscp = 48,
+	.np_cnp_prio = 6,
+};
+
+/*
+ * SIGCOMM 2015: N = 50 us, K = T = 55 us, g = 1/256, B = 10 MB, F = 5,
+ * R_AI = 40 Mbit/s, alpha starts at 1, Rt = Rc on every cut, one cut per CNP.
+ * R_HAI is not given in the paper; 200 Mbit/s is the value of the author's
+ * simulator configuration.
+ */
+static const struct rxecc_dcqcn_params rxecc_profile_paper = {
+	.rp_clamp_tgt_rate = 1,
+	.rp_clamp_tgt_rate_ati = 1,
+	.rp_time_reset = 55,
+	.rp_byte_reset = 156250,
+	.rp_threshold = 5,
+	.rp_ai_rate = 40,
+	.rp_hai_rate = 200,
+	.rp_max_rate = 0,
+	.rp_min_dec_fac = 50,
+	.rp_min_rate = 1,
+	.rp_rate_to_set_on_first_cnp = 0,
+	.rp_dce_tcp_g = 1020,
+	.rp_dce_tcp_rtt = 55,
+	.rp_rate_reduce_monitor_period = 0,
+	.rp_initial_alpha_value = 1024,
+	.rp_gd = 11,
+	.np_min_time_between_cnps = 50,
+	.np_cnp_dscp = 48,
+	.np_cnp_prio = 6,
+};
+
+static bool rxecc_streq(const char *a, const char *b)
+{
+	while (*a && *a == *b) {
+		a++;
+		b++;
+	}
+	return *a == *b;
+}
+
+void rxecc_dcqcn_load_profile(struct rxecc_dcqcn_params *p, enum rxecc_dcqcn_profile prof)
+{
+	*p = prof == RXECC_PROFILE_PAPER ? rxecc_profile_paper : rxecc_profile_mlx5;
+}
+
+int rxecc_dcqcn_profile_find(const char *name)
+{
+	int i;
+
+	for (i = 0; i < RXECC_NUM_PROFILES; i++)
+		if (rxecc_streq(name, rxecc_dcqcn_profile_names[i]))
+			return i;
+	return -1;
+}
+
+int rxecc_dcqcn_param_find(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < rxecc_dcqcn_num_params; i++)
+		if (rxecc_streq(name, rxecc_dcqcn_param_descs[i].name))
+			return (int)i;
+	return -1;
+}
+
+static u32 *rxecc_param_ptr(struct rxecc_dcqcn_params *p, unsigned int i)
+{
+	return (u32 *)((char *)p + rxecc_dcqcn_param_descs[i].offset);
+}
+
+u32 rxecc_dcqcn_param_get(const struct rxecc_dcqcn_params *p, unsigned int i)
+{
+	return *(const u32 *)((const char *)p + rxecc_dcqcn_param_descs[i].offset);
+}
+
+int rxecc_dcqcn_param_set(struct rxecc_dcqcn_params *p, unsigned int i, u32 v)
+{
+	if (i >= rxecc_dcqcn_num_params || v < rxecc_dcqcn_param_descs[i].min ||
+	    v > rxecc_dcqcn_param_descs[i].max)
+		return -1;
+	*rxecc_param_ptr(p, i) = v;
+	return 0;
+}
+
+unsigned int rxecc_dcqcn_params_check(const struct rxecc_dcqcn_params *p)
+{
+	unsigned int i;
+	u32 v;
+
+	for (i = 0; i < rxecc_dcqcn_num_params; i++) {
+		v = rxecc_dcqcn_param_get(p, i);
+		if (v < rxecc_dcqcn_param_descs[i].min ||
+		    v > rxecc_dcqcn_param_descs[i].max)
+			return i + 1;
+	}
+	/* A floor above an explicit ceiling cannot be met. */
+	if (p->rp_max_rate && p->rp_min_rate > p->rp_max_rate)
+		return (unsigned int)rxecc_dcqcn_param_find("rp_min_rate") + 1;
+	return 0;
+}
+
+static u64 rxecc_us(u32 us)
+{
+	return (u64)us * NSEC_PER_USEC_;
+}
+
+static u64 rxecc_mbps(u32 mbps)
+{
+	return (u64)mbps * 1000;
+}
+
+u64 rxecc_dcqcn_max_kbps(const struct rxecc_dcqcn_params *p, u64 line_kbps)
+{
+	return p->rp_max_rate ? rxecc_mbps(p->rp_max_rate) : line_kbps;
+}
+
+u64 rxecc_dcqcn_tx_ns(u64 bytes, u64 kbps)
+{
+	return rxecc_div64(bytes * 8000000ULL, kbps ? kbps : 1);
+}
+
+/* base^n for a Q30 base <= 1.0, in Q30. */
+static u64 rxecc_pow_q30(u64 base, u64 n)
+{
+	u64 r = 1ULL << 30;
+
+	while (n && r) {
+		if (n & 1)
+			r = (r * base) >> 30;
+		base = (base * base) >> 30;
+		n >>= 1;
+	}
+	return r;
+}
+
+/* Apply the alpha periods that ended by @t. */
+static void rxecc_alpha_to(struct rxecc_dcqcn_rp *rp,
+			   const struct rxecc_dcqcn_params *p, u64 t)
+{
+	u64 per = rxecc_us(p->rp_dce_tcp_rtt ? p->rp_dce_tcp_rtt : 1);
+	u64 g = p->rp_dce_tcp_g;
+	u64 n;
+
+	if (t < rp->t_alpha)
+		return;
+	n = rxecc_div64(t - rp->t_alpha, per) + 1;
+	rp->t_alpha += n * per;
+	if (rp->alpha_cnp) {
+		rp->alpha = (u32)(((u64)rp->alpha * g >> 10) +
+				  ((1024 - g) << (RXECC_ALPHA_SHIFT - 10)));
+		rp->alpha_cnp = 0;
+		n--;
+	}
+	if (n)
+		rp->alpha = (u32)(((u64)rp->alpha * rxecc_pow_q30(g << 20, n)) >> 30);
+}
+
+static void rxecc_cut(struct rxecc_dcqcn_rp *rp,
+		      const struct rxecc_dcqcn_params *p, u64 now)
+{
+	u64 dec, rc, floor;
+
+	if (p->rp_clamp_tgt_rate || (p->rp_clamp_tgt_rate_ati && rp->t_stage))
+		rp->rt = rp->rc;
+	dec = (rp->rc * rp->alpha) >> (10 + p->rp_gd);
+	rc = dec >= rp->rc ? 0 : rp->rc - dec;
+	floor = rxecc_div64(rp->rc * p->rp_min_dec_fac, 100);
+	if (rc < floor)
+		rc = floor;
+	if (rc < rxecc_mbps(p->rp_min_rate))
+		rc = rxecc_mbps(p->rp_min_rate);
+	if (rc > rp->rc)
+		rc = rp->rc;
+	rp->rc = rc;
+	rp->t_stage = 0;
+	rp->bc_stage = 0;
+	rp->bytes = 0;
+	rp->t_next_inc = now + rxecc_us(p->rp_time_reset);
+	rp->t_last_cut = now;
+	rp->cut_pending = 0;
+	rp->last_event = RXECC_EV_CUT;
+}
+
+/* One increase event; the stages are those before the event. */
+static void rxecc_increase(struct rxecc_dcqcn_rp *rp,
+			   const struct rxecc_dcqcn_params *p, u64 max,
+			   enum rxecc_dcqcn_event src)
+{
+	u32 t = rp->t_stage;
+	u32 bc = p->rp_byte_reset ? rp->bc_stage : t;
+	u32 hi = t > bc ? t : bc;
+	u32 lo = t > bc ? bc : t;
+	u32 f = p->rp_threshold;
+
+	if (hi >= f) {
+		if (lo > f)
+			rp->rt += rxecc_mbps(p->rp_hai_rate);
+		else
+			rp->rt += rxecc_mbps(p->rp_ai_rate);
+		if (rp->rt > max)
+			rp->rt = max;
+	}
+	rp->rc = (rp->rt + rp->rc + 1) / 2;
+	if (rp->rc > rp->rt)
+		rp->rc = rp->rt;
+	if (src == RXECC_EV_TIMER)
+		rp->t_stage++;
+	else
+		rp->bc_stage++;
+	rp->last_event = (u8)src;
+}
+
+static bool rxecc_release_if_done(struct rxecc_dcqcn_rp *rp, u64 max)
+{
+	if (rp->rc < max || rp->rt < max)
+		return false;
+	rp->active = 0;
+	rp->rc = max;
+	rp->rt = max;
+	rp->cut_pending = 0;
+	rp->last_event = RXECC_EV_RELEASE;
+	return true;
+}
+
+bool rxecc_dcqcn_rp_advance(struct rxecc_dcqcn_rp *rp,
+			    const struct rxecc_dcqcn_params *p,
+			    u64 line_kbps, u64 now)
+{
+	u64 max = rxecc_dcqcn_max_kbps(p, line_kbps);
+	u64 per = rxecc_us(p->rp_time_reset ? p->rp_time_reset : 1);
+	u64 rc = rp->rc, rt = rp->rt;
+	u64 t_cut, t;
+	unsigned int i;
+
+	if (!rp->active)
+		return false;
+	for (i = 0; i < RXECC_MAX_INC_EVENTS; i++) {
+		t_cut = rp->cut_pending ?
+			rp->t_last_cut + rxecc_us(p->rp_rate_reduce_monitor_period) :
+			U64_MAX_;
+		t = t_cut <= rp->t_next_inc ? t_cut : rp->t_next_inc;
+		if (t > now)
+			break;
+		rxecc_alpha_to(rp, p, t);
+		if (t_cut <= rp->t_next_inc) {
+			rxecc_cut(rp, p, t_cut);
+			continue;
+		}
+		rp->t_next_inc += per;
+		rxecc_increase(rp, p, max, RXECC_EV_TIMER);
+		if (rxecc_release_if_done(rp, max))
+			return true;
+	}
+	if (i == RXECC_MAX_INC_EVENTS && rp->t_next_inc <= now)
+		/* Bounded work per call: events beyond the bound are dropped. */
+		rp->t_next_inc = now + per;
+	rxecc_alpha_to(rp, p, now);
+	/* A lowered rp_max_rate applies at once. */
+	if (rp->rt > max)
+		rp->rt = max;
+	if (rp->rc > max)
+		rp->rc = max;
+	return rp->rc != rc || rp->rt != rt;
+}
+
+bool rxecc_dcqcn_rp_sent(struct rxecc_dcqcn_rp *rp,
+			 const struct rxecc_dcqcn_params *p,
+			 u64 line_kbps, u64 bytes, u64 now)
+{
+	u64 b = (u64)p->rp_byte_reset * RXECC_BYTE_RESET_UNIT;
+	u64 max = rxecc_dcqcn_max_kbps(p, line_kbps);
+	bool changed = rxecc_dcqcn_rp_advance(rp, p, line_kbps, now);
+
+	if (!rp->active || !b)
+		return changed;
+	rp->bytes += bytes;
+	while (rp->bytes >= b) {
+		rp->bytes -= b;
+		rxecc_increase(rp, p, max, RXECC_EV_BYTES);
+		changed = true;
+		if (rxecc_release_if_done(rp, max))
+			break;
+	}
+	return changed;
+}
+
+enum rxecc_dcqcn_cnp_result
+rxecc_dcqcn_rp_cnp(struct rxecc_dcqcn_rp *rp, const struct rxecc_dcqcn_params *p,
+		   u64 line_kbps, u64 now)
+{
+	u64 max = rxecc_dcqcn_max_kbps(p, line_kbps);
+
+	rxecc_dcqcn_rp_advance(rp, p, line_kbps, now);
+	if (!rp->active) {
+		rp->active = 1;
+		rp->rc = max;
+		rp->rt = max;
+		rp->alpha = p->rp_initial_alpha_value << (RXECC_ALPHA_SHIFT - 10);
+		rp->t_stage = 0;
+		rp->bc_stage = 0;
+		rp->bytes = 0;
+		rp->t_alpha = now + rxecc_us(p->rp_dce_tcp_rtt ? p->rp_dce_tcp_rtt : 1);
+		rp->alpha_cnp = 1;
+		rp->cut_pending = 0;
+		if (p->rp_rate_to_set_on_first_cnp) {
+			u64 r = rxecc_mbps(p->rp_rate_to_set_on_first_cnp);
+
+			rp->rc = r < max ? r : max;
+			rp->rt = rp->rc;
+			rp->t_next_inc = now + rxecc_us(p->rp_time_reset);
+			rp->t_last_cut = now;
+			rp->last_event = RXECC_EV_FIRST_CNP;
+			return RXECC_CNP_FIRST;
+		}
+		rxecc_cut(rp, p, now);
+		return RXECC_CNP_CUT;
+	}
+	rp->alpha_cnp = 1;
+	if (rp->cut_pending)
+		return RXECC_CNP_COALESCED;
+	if (now - rp->t_last_cut >= rxecc_us(p->rp_rate_reduce_monitor_period)) {
+		rxecc_cut(rp, p, now);
+		return RXECC_CNP_CUT;
+	}
+	rp->cut_pending = 1;
+	return RXECC_CNP_COALESCED;
+}
+
+enum rxecc_dcqcn_np_action
+rxecc_dcqcn_np_ce(struct rxecc_dcqcn_np *np, const struct rxecc_dcqcn_params *p,
+		  u64 now, u64 *when)
+{
+	u64 gap = rxecc_us(p->np_min_time_between_cnps);
+
+	if (np->pending)
+		return RXECC_NP_PENDING;
+	if (!np->sent || now - np->t_last_cnp >= gap) {
+		np->sent = 1;
+		np->t_last_cnp = now;
+		return RXECC_NP_SEND;
+	}
+	np->pending = 1;
+	*when = np->t_last_cnp + gap;
+	return RXECC_NP_DEFER;
+}
+
+bool rxecc_dcqcn_np_timer(struct rxecc_dcqcn_np *np, u64 now)
+{
+	if (!np->pending)
+		return false;
+	np->pending = 0;
+	np->sent = 1;
+	np->t_last_cnp = now;
+	return true;
+}

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * rxecc DCQCN core: the reaction point (RP) and notification point (NP)
+ * arithmetic of DCQCN (Zhu et al., SIGCOMM 2015) with the parameter names,
+ * units and semantics of NVIDIA ConnectX (mlx5) firmware.
+ *
+ * Plain C, fixed point, no kernel API: the module and the host unit tests
+ * (userspace/tests) compile this same code. Time is in nanoseconds of any
+ * monotonic clock, rates are in kbit/s, alpha is a Q20 fraction. Nothing here
+ * locks, sleeps or allocates; the caller serialises calls per QP.
+ */
+#ifndef RXECC_DCQCN_H
+#define RXECC_DCQCN_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
+#include "rxecc_dcqcn_host.h"
+#endif
+
+#define RXECC_ALPHA_SHIFT 20
+#define RXECC_ALPHA_ONE 1048576U	/* alpha = 1.0, 1 << RXECC_ALPHA_SHIFT */
+#define RXECC_BYTE_RESET_UNIT 64	/* rp_byte_reset counts 64-byte units */
+#define RXECC_MAX_INC_EVENTS 65536	/* per rxecc_dcqcn_rp_advance() */
+
+/*
+ * The DCQCN parameters: mlx5 names (debugfs cc_params), mlx5 units. The
+ * ranges and the two profiles are in rxecc_dcqcn.c.
+ */
+struct rxecc_dcqcn_params {
+	u32 rp_clamp_tgt_rate;		/* bool: Rt = Rc on every cut */
+	u32 rp_clamp_tgt_rate_ati;	/* bool: Rt = Rc on a cut after a timer increase */
+	u32 rp_time_reset;		/* us between timer increase events */
+	u32 rp_byte_reset;		/* 64-byte units between byte events, 0 = off */
+	u32 rp_threshold;		/* F: stages of fast recovery */
+	u32 rp_ai_rate;			/* Mbit/s, additive increase step */
+	u32 rp_hai_rate;		/* Mbit/s, hyper increase step */
+	u32 rp_max_rate;		/* Mbit/s, 0 = port speed */
+	u32 rp_min_dec_fac;		/* %, a cut keeps at least this share of Rc */
+	u32 rp_min_rate;		/* Mbit/s, floor of Rc */
+	u32 rp_rate_to_set_on_first_cnp; /* Mbit/s, 0 = cut from line rate */
+	u32 rp_dce_tcp_g;		/* alpha gain G in 1/1024: g = 1 - G/1024 */
+	u32 rp_dce_tcp_rtt;		/* us, alpha update period */
+	u32 rp_rate_reduce_monitor_period; /* us, at most one cut per period */
+	u32 rp_initial_alpha_value;	/* 1/1024, alpha on the first CNP */
+	u32 rp_gd;			/* cut = Rc * alpha[1/1024] / 2^gd */
+	u32 np_min_time_between_cnps;	/* us, per QP */
+	u32 np_cnp_dscp;		/* DSCP of CNPs */
+	u32 np_cnp_prio;		/* 802.1p priority of CNPs */
+};
+
+/* One parameter's name, place and valid range (inclusive). */
+struct rxecc_dcqcn_param_desc {
+	const char *name;
+	unsigned int offset;	/* in struct rxecc_dcqcn_params */
+	u32 min;
+	u32 max;
+	const char *unit;
+};
+
+#define RXECC_DCQCN_NUM_PARAMS 19
+extern const struct rxecc_dcqcn_param_desc rxecc_dcqcn_param_descs[RXECC_DCQCN_NUM_PARAMS];
+extern const unsigned int rxecc_dcqcn_num_params;
+
+enum rxecc_dcqcn_profile {
+	RXECC_PROFILE_MLX5,	/* ConnectX-5 firmware defaults */
+	RXECC_PROFILE_PAPER,	/* the values of the SIGCOMM 2015 paper */
+	RXECC_NUM_PROFILES,
+};
+
+extern const char *const rxecc_dcqcn_profile_names[RXECC_NUM_PROFILES];
+
+void rxecc_dcqcn_load_profile(struct rxecc_dcqcn_params *p, enum rxecc_dcqcn_profile prof);
+/* Index of the profile @name, or -1. */
+int rxecc_dcqcn_profile_find(const char *name);
+/* Index of the parameter @name, or -1. */
+int rxecc_dcqcn_param_find(const char *name);
+u32 rxecc_dcqcn_param_get(const struct rxecc_dcqcn_params *p, unsigned int i);
+/* Sets parameter @i; -1 (and nothing changed) if @v is out of its range. */
+int rxecc_dcqcn_param_set(struct rxecc_dcqcn_params *p, unsigned int i, u32 v);
+/* 0 if every parameter is in range, else the index + 1 of the first that is not. */
+unsigned int rxecc_dcqcn_params_check(const struct rxecc_dcqcn_params *p);
+
+/* What moved the rate last (for rp_clamp_tgt_rate_ati and the trace). */
+enum rxecc_dcqcn_event {
+	RXECC_EV_NONE,
+	RXECC_EV_CUT,		/* a CNP cut the rate */
+	RXECC_EV_FIRST_CNP,	/* the first CNP set the rate */
+	RXECC_EV_TIMER,		/* a timer increase event */
+	RXECC_EV_BYTES,		/* a byte counter increase event */
+	RXECC_EV_RELEASE,	/* back at the maximum: limiter released */
+};
+
+/* Reaction point state of one QP. All zero = inactive, at line rate. */
+struct rxecc_dcqcn_rp {
+	u64 rc;			/* current rate, kbit/s */
+	u64 rt;			/* target rate, kbit/s */
+	u64 bytes;		/* bytes sent since the last byte event */
+	u64 t_next_inc;		/* next timer increase event */
+	u64 t_alpha;		/* end of the current alpha period */
+	u64 t_last_cut;		/* time of the last cut */
+	u32 alpha;		/* Q20 */
+	u32 t_stage;		/* timer events since the last cut */
+	u32 bc_stage;		/* byte events since the last cut */
+	u8 active;		/* limiting: a CNP was seen, not yet released */
+	u8 alpha_cnp;		/* a CNP arrived in the current alpha period */
+	u8 cut_pending;		/* a CNP arrived inside the monitor period */
+	u8 last_event;		/* enum rxecc_dcqcn_event */
+};
+
+/* What rxecc_dcqcn_rp_cnp() did with a CNP. */
+enum rxecc_dcqcn_cnp_result {
+	RXECC_CNP_CUT,		/* the rate was cut now */
+	RXECC_CNP_FIRST,	/* first CNP: rate set to rp_rate_to_set_on_first_cnp */
+	RXECC_CNP_COALESCED,	/* inside the monitor period: one cut at its end */
+};
+
+/* The rate ceiling: rp_max_rate, or @line_kbps when it is 0. */
+u64 rxecc_dcqcn_max_kbps(const struct rxecc_dcqcn_params *p, u64 line_kbps);
+
+enum rxecc_dcqcn_cnp_result
+rxecc_dcqcn_rp_cnp(struct rxecc_dcqcn_rp *rp, const struct rxecc_dcqcn_params *p,
+		   u64 line_kbps, u64 now);
+
+/*
+ * Bring the state to @now: alpha periods that ended, a coalesced cut whose
+ * monitor period ended, timer increase events that fell due. Returns true if
+ * the rate changed. Releases the limiter (active = 0) once Rc and Rt are
+ * back at the maximum.
+ */
+bool rxecc_dcqcn_rp_advance(struct rxecc_dcqcn_rp *rp,
+			    const struct rxecc_dcqcn_params *p,
+			    u64 line_kbps, u64 now);
+
+/* Account @bytes sent at @now (byte counter events). True if the rate changed. */
+bool rxecc_dcqcn_rp_sent(struct rxecc_dcqcn_rp *rp,
+			 const struct rxecc_dcqcn_params *p,
+			 u64 line_kbps, u64 bytes, u64 now);
+
+/* Nanoseconds that @bytes take at @kbps (at least 1 kbit/s). */
+u64 rxecc_dcqcn_tx_ns(u64 bytes, u64 kbps);
+
+/* Notification point state of one QP. */
+struct rxecc_dcqcn_np {
+	u64 t_last_cnp;		/* when the last CNP was sent */
+	u8 sent;		/* a CNP was sent before */
+	u8 pending;		/* a CE mark waits for the end of the gap */
+};
+
+enum rxecc_dcqcn_np_action {
+	RXECC_NP_SEND,		/* send a CNP now */
+	RXECC_NP_DEFER,		/* send one at *when (start a timer) */
+	RXECC_NP_PENDING,	/* one is already due at the end of the gap */
+};
+
+/*
+ * A CE-marked packet arrived for the QP at @now. The first mark after a gap
+ * of np_min_time_between_cnps gives a CNP at once; marks inside the gap give
+ * one CNP at its end.
+ */
+enum rxecc_dcqcn_np_action
+rxecc_dcqcn_np_ce(struct rxecc_dcqcn_np *np, const struct rxecc_dcqcn_params *p,
+		  u64 now, u64 *when);
+
+/* The timer of a deferred CNP fired at @now: true if a CNP is to be sent. */
+bool rxecc_dcqcn_np_timer(struct rxecc_dcqcn_np *np, u64 now);
+
+#endif /* RXECC_DCQCN_H */

@@ -1,0 +1,219 @@
+#include "dcqcn_sim.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <functional>
+#include <queue>
+#include <random>
+#include <vector>
+
+namespace rxecc::sim {
+
+double jain(const double* x, unsigned n) {
+    double sum = 0;
+    double sq = 0;
+    for (unsigned i = 0; i < n; i++) {
+        sum += x[i];
+        sq += x[i] * x[i];
+    }
+    return sq > 0 ? sum * sum / (n * sq) : 1.0;
+}
+
+namespace {
+
+enum class Ev { Tx, LinkDone, Mark, NpTimer, Cnp };
+
+struct Event {
+    std::uint64_t t;
+    std::uint64_t seq;  // FIFO among equal times
+    Ev type;
+    unsigned flow;
+    bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+};
+
+struct Flow {
+    rxecc_dcqcn_rp rp{};
+    rxecc_dcqcn_np np{};
+    std::vector<double> bins;  // delivered bytes per bin after the last start
+    double window_bytes = 0;   // second half of the measurement window
+};
+
+class Sim {
+  public:
+    explicit Sim(const Config& c)
+        : cfg_(c),
+          line_kbps_(static_cast<std::uint64_t>(c.link_gbps * 1e6)),
+          flows_(c.flows),
+          rng_(c.seed),
+          last_start_(ns(c.stagger_ms * 1e6 * (c.flows - 1))),
+          end_(last_start_ + ns(c.measure_ms * 1e6)),
+          bins_(static_cast<unsigned>(std::ceil(c.measure_ms / c.bin_ms))) {
+        for (auto& f : flows_) {
+            f.bins.assign(bins_, 0.0);
+        }
+        for (unsigned i = 0; i < c.flows; i++) {
+            push(ns(c.stagger_ms * 1e6 * i), Ev::Tx, i);
+        }
+    }
+
+    Result run() {
+        while (!events_.empty()) {
+            const Event e = events_.top();
+            events_.pop();
+            if (e.t > end_) {
+                break;
+            }
+            handle(e);
+        }
+        return result();
+    }
+
+  private:
+    static std::uint64_t ns(double v) { return static_cast<std::uint64_t>(std::llround(v)); }
+
+    void push(std::uint64_t t, Ev type, unsigned flow) { events_.push({t, seq_++, type, flow}); }
+
+    [[nodiscard]] std::uint64_t rate(const Flow& f) const {
+        return f.rp.active != 0 ? f.rp.rc : line_kbps_;
+    }
+
+    void handle(const Event& e) {
+        Flow& f = flows_[e.flow];
+        const std::uint64_t delay = ns(cfg_.delay_us * 1e3);
+        switch (e.type) {
+            case Ev::Tx:
+                rxecc_dcqcn_rp_sent(&f.rp, &cfg_.params, line_kbps_, cfg_.packet_bytes, e.t);
+                if (queue_bytes_ + cfg_.packet_bytes > cfg_.queue_limit_kb * 1000) {
+                    drops_++;
+                } else {
+                    queue_.push_back(e.flow);
+                    queue_bytes_ += cfg_.packet_bytes;
+                    max_queue_ = std::max(max_queue_, queue_bytes_);
+                    if (queue_.size() == 1) {
+                        push(e.t + rxecc_dcqcn_tx_ns(cfg_.packet_bytes, line_kbps_), Ev::LinkDone,
+                             e.flow);
+                    }
+                }
+                push(e.t + rxecc_dcqcn_tx_ns(cfg_.packet_bytes, rate(f)), Ev::Tx, e.flow);
+                break;
+            case Ev::LinkDone: {
+                const unsigned fl = queue_.front();
+                const double q = queue_bytes_;
+                queue_.pop_front();
+                queue_bytes_ -= cfg_.packet_bytes;
+                deliver(fl, e.t);
+                if (marked(q)) {
+                    marks_++;
+                    push(e.t + delay, Ev::Mark, fl);
+                }
+                if (!queue_.empty()) {
+                    push(e.t + rxecc_dcqcn_tx_ns(cfg_.packet_bytes, line_kbps_), Ev::LinkDone,
+                         queue_.front());
+                }
+                break;
+            }
+            case Ev::Mark: {
+                std::uint64_t when = 0;
+                switch (rxecc_dcqcn_np_ce(&f.np, &cfg_.params, e.t, &when)) {
+                    case RXECC_NP_SEND:
+                        push(e.t + delay, Ev::Cnp, e.flow);
+                        break;
+                    case RXECC_NP_DEFER:
+                        push(when, Ev::NpTimer, e.flow);
+                        break;
+                    case RXECC_NP_PENDING:
+                        break;
+                }
+                break;
+            }
+            case Ev::NpTimer:
+                if (rxecc_dcqcn_np_timer(&f.np, e.t)) {
+                    push(e.t + delay, Ev::Cnp, e.flow);
+                }
+                break;
+            case Ev::Cnp:
+                cnps_++;
+                if (cfg_.react) {
+                    rxecc_dcqcn_rp_cnp(&f.rp, &cfg_.params, line_kbps_, e.t);
+                }
+                break;
+        }
+    }
+
+    bool marked(double q) {
+        const double kmin = cfg_.kmin_kb * 1000;
+        const double kmax = cfg_.kmax_kb * 1000;
+        if (q <= kmin) {
+            return false;
+        }
+        if (q > kmax) {
+            return true;
+        }
+        return std::uniform_real_distribution<double>(0, 1)(rng_) <
+               cfg_.pmax * (q - kmin) / (kmax - kmin);
+    }
+
+    void deliver(unsigned fl, std::uint64_t t) {
+        if (t < last_start_) {
+            return;
+        }
+        const double rel_ms = static_cast<double>(t - last_start_) / 1e6;
+        const auto bin = static_cast<unsigned>(rel_ms / cfg_.bin_ms);
+        if (bin < bins_) {
+            flows_[fl].bins[bin] += cfg_.packet_bytes;
+        }
+        if (rel_ms >= cfg_.measure_ms / 2) {
+            flows_[fl].window_bytes += cfg_.packet_bytes;
+        }
+        total_bytes_ += cfg_.packet_bytes;
+    }
+
+    [[nodiscard]] Result result() const {
+        Result r;
+        std::vector<double> x(cfg_.flows);
+        for (unsigned i = 0; i < cfg_.flows; i++) {
+            x[i] = flows_[i].window_bytes;
+        }
+        r.jain = jain(x.data(), cfg_.flows);
+        r.utilisation = total_bytes_ * 8 / (cfg_.link_gbps * 1e9 * cfg_.measure_ms / 1e3);
+        // The first bin from which every later bin is fair.
+        int first = -1;
+        for (int b = static_cast<int>(bins_) - 1; b >= 0; b--) {
+            for (unsigned i = 0; i < cfg_.flows; i++) {
+                x[i] = flows_[i].bins[static_cast<unsigned>(b)];
+            }
+            if (jain(x.data(), cfg_.flows) < cfg_.converged_jain) {
+                break;
+            }
+            first = b;
+        }
+        r.convergence_ms = first < 0 ? -1 : first * cfg_.bin_ms;
+        r.max_queue_kb = max_queue_ / 1000;
+        r.cnps = cnps_;
+        r.marks = marks_;
+        r.drops = drops_;
+        return r;
+    }
+
+    Config cfg_;
+    std::uint64_t line_kbps_;
+    std::vector<Flow> flows_;
+    std::mt19937_64 rng_;
+    std::uint64_t last_start_;
+    std::uint64_t end_;
+    unsigned bins_;
+    std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+    std::uint64_t seq_ = 0;
+    std::deque<unsigned> queue_;
+    double queue_bytes_ = 0;
+    double max_queue_ = 0;
+    double total_bytes_ = 0;
+    std::uint64_t cnps_ = 0, marks_ = 0, drops_ = 0;
+};
+
+}  // namespace
+
+Result run(const Config& cfg) { return Sim(cfg).run(); }
+
+}  // namespace rxecc::sim

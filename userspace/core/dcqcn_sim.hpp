@@ -1,0 +1,45 @@
+// A packet-level simulation of N DCQCN senders through one marking
+// bottleneck, driven by the module's DCQCN core. Used by the host tests to
+// check convergence to fair shares.
+#pragma once
+
+#include <cstdint>
+
+#include "dcqcn_core.hpp"
+
+namespace rxecc::sim {
+
+struct Config {
+    rxecc_dcqcn_params params{};
+    unsigned flows = 2;
+    double link_gbps = 40.0;  // bottleneck and sender line rate
+    unsigned packet_bytes = 1000;
+    double kmin_kb = 5.0;  // RED on the instantaneous queue (paper values)
+    double kmax_kb = 200.0;
+    double pmax = 0.01;
+    double delay_us = 2.0;  // one way, sender to receiver and back
+    double queue_limit_kb = 2000.0;
+    double stagger_ms = 5.0;   // flow i starts at i * stagger_ms
+    double measure_ms = 30.0;  // after the last flow started
+    double bin_ms = 1.0;       // granularity of the convergence check
+    double converged_jain = 0.9;
+    bool react = true;  // false: senders ignore CNPs
+    std::uint64_t seed = 1;
+};
+
+struct Result {
+    double jain = 0;             // per-flow goodput in the second half of the window
+    double utilisation = 0;      // goodput / link rate over the window
+    double convergence_ms = -1;  // after the last start, until every bin stays fair
+    double max_queue_kb = 0;
+    std::uint64_t cnps = 0;
+    std::uint64_t marks = 0;
+    std::uint64_t drops = 0;
+};
+
+[[nodiscard]] Result run(const Config& cfg);
+
+// Jain's fairness index of x: (sum x)^2 / (n * sum x^2).
+[[nodiscard]] double jain(const double* x, unsigned n);
+
+}  // namespace rxecc::sim

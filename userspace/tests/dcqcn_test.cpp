@@ -1,0 +1,611 @@
+// The DCQCN core of the module (drivers/infiniband/sw/rxecc/rxecc_dcqcn.c)
+// against a double-precision reference model of the same rules written here
+// from the paper and the mlx5 parameter descriptions.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dcqcn_core.hpp"
+#include "dcqcn_sim.hpp"
+
+namespace {
+
+constexpr std::uint64_t kUs = 1000;
+constexpr std::uint64_t kLine = 40'000'000;  // 40 Gbit/s in kbit/s
+constexpr double kAlphaOne = RXECC_ALPHA_ONE;
+
+rxecc_dcqcn_params profile(enum rxecc_dcqcn_profile prof) {
+    rxecc_dcqcn_params p{};
+    rxecc_dcqcn_load_profile(&p, prof);
+    return p;
+}
+
+double alpha_of(const rxecc_dcqcn_rp& rp) { return rp.alpha / kAlphaOne; }
+
+// The reference: the same rules in doubles, one alpha period and one timer
+// event at a time, with no shortcuts.
+class Reference {
+  public:
+    explicit Reference(const rxecc_dcqcn_params& p, double line) : p_(p), line_(line) {}
+
+    [[nodiscard]] double max() const {
+        return p_.rp_max_rate != 0 ? p_.rp_max_rate * 1000.0 : line_;
+    }
+
+    void cnp(std::uint64_t now) {
+        advance(now);
+        if (!active_) {
+            active_ = true;
+            rc_ = rt_ = max();
+            alpha_ = p_.rp_initial_alpha_value / 1024.0;
+            t_ = bc_ = 0;
+            bytes_ = 0;
+            t_alpha_ = now + period(p_.rp_dce_tcp_rtt);
+            alpha_cnp_ = true;
+            pending_ = false;
+            if (p_.rp_rate_to_set_on_first_cnp != 0) {
+                rc_ = rt_ = std::min(p_.rp_rate_to_set_on_first_cnp * 1000.0, max());
+                next_inc_ = now + p_.rp_time_reset * kUs;
+                last_cut_ = now;
+                return;
+            }
+            cut(now);
+            return;
+        }
+        alpha_cnp_ = true;
+        if (pending_) {
+            return;
+        }
+        if (now - last_cut_ >= p_.rp_rate_reduce_monitor_period * kUs) {
+            cut(now);
+        } else {
+            pending_ = true;
+        }
+    }
+
+    void advance(std::uint64_t now) {
+        if (!active_) {
+            return;
+        }
+        for (;;) {
+            const std::uint64_t t_cut =
+                pending_ ? last_cut_ + p_.rp_rate_reduce_monitor_period * kUs : UINT64_MAX;
+            const std::uint64_t t = std::min(t_cut, next_inc_);
+            if (t > now) {
+                break;
+            }
+            alpha_to(t);
+            if (t_cut <= next_inc_) {
+                cut(t_cut);
+                continue;
+            }
+            next_inc_ += period(p_.rp_time_reset);
+            increase(true);
+            if (release()) {
+                return;
+            }
+        }
+        alpha_to(now);
+    }
+
+    void sent(std::uint64_t bytes, std::uint64_t now) {
+        advance(now);
+        if (!active_ || p_.rp_byte_reset == 0) {
+            return;
+        }
+        const double b = p_.rp_byte_reset * 64.0;
+        bytes_ += static_cast<double>(bytes);
+        while (bytes_ >= b) {
+            bytes_ -= b;
+            increase(false);
+            if (release()) {
+                return;
+            }
+        }
+    }
+
+    [[nodiscard]] bool active() const { return active_; }
+    [[nodiscard]] double rc() const { return rc_; }
+    [[nodiscard]] double rt() const { return rt_; }
+    [[nodiscard]] double alpha() const { return alpha_; }
+
+  private:
+    static std::uint64_t period(std::uint32_t us) { return std::max<std::uint32_t>(us, 1) * kUs; }
+
+    void alpha_to(std::uint64_t t) {
+        const double g = p_.rp_dce_tcp_g / 1024.0;
+        while (t >= t_alpha_) {
+            alpha_ = alpha_cnp_ ? alpha_ * g + (1.0 - g) : alpha_ * g;
+            alpha_cnp_ = false;
+            t_alpha_ += period(p_.rp_dce_tcp_rtt);
+        }
+    }
+
+    void cut(std::uint64_t now) {
+        if (p_.rp_clamp_tgt_rate != 0 || (p_.rp_clamp_tgt_rate_ati != 0 && t_ > 0)) {
+            rt_ = rc_;
+        }
+        double rc = rc_ * (1.0 - alpha_ * 1024.0 / std::ldexp(1.0, static_cast<int>(p_.rp_gd)));
+        rc = std::max(rc, rc_ * p_.rp_min_dec_fac / 100.0);
+        rc = std::max(rc, p_.rp_min_rate * 1000.0);
+        rc_ = std::min(rc, rc_);
+        t_ = bc_ = 0;
+        bytes_ = 0;
+        next_inc_ = now + p_.rp_time_reset * kUs;
+        last_cut_ = now;
+        pending_ = false;
+    }
+
+    void increase(bool timer) {
+        const unsigned bc = p_.rp_byte_reset != 0 ? bc_ : t_;
+        const unsigned f = p_.rp_threshold;
+        if (std::max(t_, bc) >= f) {
+            rt_ += (std::min(t_, bc) > f ? p_.rp_hai_rate : p_.rp_ai_rate) * 1000.0;
+            rt_ = std::min(rt_, max());
+        }
+        rc_ = (rc_ + rt_) / 2.0;
+        (timer ? t_ : bc_)++;
+    }
+
+    bool release() {
+        // The core rounds averages up to whole kbit/s, so it reaches Rt in
+        // finitely many steps; the reference gets within a kbit/s.
+        if (rc_ < max() - 1.0 || rt_ < max()) {
+            return false;
+        }
+        active_ = false;
+        rc_ = rt_ = max();
+        return true;
+    }
+
+    rxecc_dcqcn_params p_;
+    double line_;
+    bool active_ = false;
+    double rc_ = 0, rt_ = 0, alpha_ = 0, bytes_ = 0;
+    unsigned t_ = 0, bc_ = 0;
+    std::uint64_t next_inc_ = 0, t_alpha_ = 0, last_cut_ = 0;
+    bool alpha_cnp_ = false, pending_ = false;
+};
+
+void expect_close(const rxecc_dcqcn_rp& rp, const Reference& ref, const std::string& where) {
+    ASSERT_EQ(rp.active != 0, ref.active()) << where;
+    EXPECT_NEAR(static_cast<double>(rp.rc), ref.rc(), std::max(16.0, ref.rc() * 1e-3)) << where;
+    EXPECT_NEAR(static_cast<double>(rp.rt), ref.rt(), std::max(16.0, ref.rt() * 1e-3)) << where;
+    EXPECT_NEAR(alpha_of(rp), ref.alpha(), 1e-4) << where;
+}
+
+}  // namespace
+
+TEST(DcqcnParams, ProfilesCarryTheirSourcesValues) {
+    const auto m = profile(RXECC_PROFILE_MLX5);
+    EXPECT_EQ(m.rp_time_reset, 300U);
+    EXPECT_EQ(m.rp_byte_reset, 32767U);
+    EXPECT_EQ(m.rp_threshold, 1U);
+    EXPECT_EQ(m.rp_ai_rate, 5U);
+    EXPECT_EQ(m.rp_hai_rate, 50U);
+    EXPECT_EQ(m.rp_dce_tcp_g, 1019U);
+    EXPECT_EQ(m.rp_initial_alpha_value, 1023U);
+    EXPECT_EQ(m.np_cnp_dscp, 48U);
+    EXPECT_EQ(m.np_cnp_prio, 6U);
+    const auto pp = profile(RXECC_PROFILE_PAPER);
+    EXPECT_EQ(pp.np_min_time_between_cnps, 50U);
+    EXPECT_EQ(pp.rp_dce_tcp_rtt, 55U);
+    EXPECT_EQ(pp.rp_time_reset, 55U);
+    EXPECT_EQ(pp.rp_threshold, 5U);
+    EXPECT_EQ(pp.rp_ai_rate, 40U);
+    EXPECT_EQ(1024U - pp.rp_dce_tcp_g, 4U);  // g = 1/256
+    EXPECT_EQ(rxecc_dcqcn_params_check(&m), 0U);
+    EXPECT_EQ(rxecc_dcqcn_params_check(&pp), 0U);
+}
+
+TEST(DcqcnParams, FindByName) {
+    EXPECT_EQ(rxecc_dcqcn_profile_find("paper"), RXECC_PROFILE_PAPER);
+    EXPECT_EQ(rxecc_dcqcn_profile_find("mlx5"), RXECC_PROFILE_MLX5);
+    EXPECT_EQ(rxecc_dcqcn_profile_find("mlx"), -1);
+    const int i = rxecc_dcqcn_param_find("rp_ai_rate");
+    ASSERT_GE(i, 0);
+    EXPECT_STREQ(rxecc_dcqcn_param_descs[i].name, "rp_ai_rate");
+    EXPECT_EQ(rxecc_dcqcn_param_find("rp_ai"), -1);
+    EXPECT_EQ(rxecc_dcqcn_num_params, 19U);
+    for (unsigned k = 0; k < rxecc_dcqcn_num_params; k++) {
+        ASSERT_NE(rxecc_dcqcn_param_descs[k].name, nullptr) << "entry " << k;
+        EXPECT_EQ(rxecc_dcqcn_param_find(rxecc_dcqcn_param_descs[k].name), static_cast<int>(k));
+        EXPECT_LE(rxecc_dcqcn_param_descs[k].min, rxecc_dcqcn_param_descs[k].max);
+    }
+}
+
+TEST(DcqcnParams, SetRejectsOutOfRangeAndChangesNothing) {
+    auto p = profile(RXECC_PROFILE_MLX5);
+    const auto before = p;
+    const auto i = static_cast<unsigned>(rxecc_dcqcn_param_find("rp_min_dec_fac"));
+    EXPECT_EQ(rxecc_dcqcn_param_set(&p, i, 0), -1);
+    EXPECT_EQ(rxecc_dcqcn_param_set(&p, i, 101), -1);
+    EXPECT_EQ(std::memcmp(&p, &before, sizeof(p)), 0);
+    EXPECT_EQ(rxecc_dcqcn_param_set(&p, i, 100), 0);
+    EXPECT_EQ(p.rp_min_dec_fac, 100U);
+    EXPECT_EQ(rxecc_dcqcn_param_set(&p, rxecc_dcqcn_num_params, 1), -1);
+}
+
+TEST(DcqcnParams, CheckFindsTheFirstBadField) {
+    auto p = profile(RXECC_PROFILE_MLX5);
+    p.np_cnp_prio = 8;
+    EXPECT_EQ(rxecc_dcqcn_params_check(&p),
+              static_cast<unsigned>(rxecc_dcqcn_param_find("np_cnp_prio")) + 1);
+    p = profile(RXECC_PROFILE_MLX5);
+    p.rp_max_rate = 100;
+    p.rp_min_rate = 200;  // floor above the ceiling
+    EXPECT_EQ(rxecc_dcqcn_params_check(&p),
+              static_cast<unsigned>(rxecc_dcqcn_param_find("rp_min_rate")) + 1);
+}
+
+TEST(DcqcnRp, IdleQpIsInactiveAtLineRate) {
+    auto p = profile(RXECC_PROFILE_MLX5);
+    rxecc_dcqcn_rp rp{};
+    EXPECT_FALSE(rxecc_dcqcn_rp_advance(&rp, &p, kLine, 1'000'000));
+    EXPECT_FALSE(rxecc_dcqcn_rp_sent(&rp, &p, kLine, 4096, 2'000'000));
+    EXPECT_EQ(rp.active, 0);
+}
+
+TEST(DcqcnRp, FirstCnpWithAlphaOneHalvesAndSetsTargetToOldRate) {
+    auto p = profile(RXECC_PROFILE_PAPER);  // alpha starts at 1, clamp on
+    rxecc_dcqcn_rp rp{};
+    EXPECT_EQ(rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 10 * kUs), RXECC_CNP_CUT);
+    EXPECT_EQ(rp.active, 1);
+    EXPECT_EQ(rp.rc, kLine / 2);
+    EXPECT_EQ(rp.rt, kLine);
+    EXPECT_EQ(rp.alpha, RXECC_ALPHA_ONE);
+    // At the end of the alpha period the CNP raises alpha: (1-g)a + g = 1.
+    rxecc_dcqcn_rp_advance(&rp, &p, kLine, 10 * kUs + 55 * kUs);
+    EXPECT_EQ(rp.alpha, RXECC_ALPHA_ONE);
+}
+
+TEST(DcqcnRp, AlphaAfterCnpIsOneMinusGTimesAlphaPlusG) {
+    auto p = profile(RXECC_PROFILE_PAPER);
+    p.rp_initial_alpha_value = 512;
+    rxecc_dcqcn_rp rp{};
+    rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 0);
+    rxecc_dcqcn_rp_advance(&rp, &p, kLine, 55 * kUs);
+    const double g = 1.0 / 256;
+    EXPECT_NEAR(alpha_of(rp), (1 - g) * 0.5 + g, 1.0 / kAlphaOne);
+}
+
+TEST(DcqcnRp, AlphaDecaysGeometricallyWithoutCnps) {
+    for (const auto prof : {RXECC_PROFILE_MLX5, RXECC_PROFILE_PAPER}) {
+        auto p = profile(prof);
+        p.rp_time_reset = 1'000'000;  // keep increase events out of the way
+        for (const std::uint64_t n : {1ULL, 2ULL, 7ULL, 100ULL, 1000ULL, 12345ULL}) {
+            rxecc_dcqcn_rp rp{};
+            rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 0);
+            const std::uint64_t per = p.rp_dce_tcp_rtt * kUs;
+            // The first period still carries the CNP: alpha0 is after it.
+            rxecc_dcqcn_rp_advance(&rp, &p, kLine, per);
+            const double a0 = rp.alpha;
+            rxecc_dcqcn_rp_advance(&rp, &p, kLine, per + n * per);
+            const double want = a0 * std::pow(p.rp_dce_tcp_g / 1024.0, static_cast<double>(n));
+            EXPECT_NEAR(rp.alpha, want, 1.0) << "profile " << prof << " n=" << n;
+        }
+    }
+}
+
+TEST(DcqcnRp, MinDecFacBoundsOneCutAndMinRateIsTheFloor) {
+    auto p = profile(RXECC_PROFILE_MLX5);
+    p.rp_gd = 0;  // alpha * 1024: the raw cut would take everything
+    p.rp_rate_reduce_monitor_period = 0;
+    rxecc_dcqcn_rp rp{};
+    rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 0);
+    EXPECT_EQ(rp.rc, kLine / 2);  // rp_min_dec_fac 50 %
+    p.rp_min_dec_fac = 10;
+    p.rp_min_rate = 15'000;  // 15 Gbit/s
+    rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 1 * kUs);
+    EXPECT_EQ(rp.rc, 15'000'000U);  // not 2 Gbit/s (10 % of 20)
+    p.rp_min_rate = 30'000;         // a floor above Rc never raises it
+    rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 2 * kUs);
+    EXPECT_EQ(rp.rc, 15'000'000U);
+}
+
+TEST(DcqcnRp, CutsCoalesceWithinTheMonitorPeriod) {
+    auto p = profile(RXECC_PROFILE_MLX5);  // 4 us
+    rxecc_dcqcn_rp rp{};
+    EXPECT_EQ(rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 100 * kUs), RXECC_CNP_CUT);
+    const auto after_first = rp.rc;
+    EXPECT_EQ(rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 101 * kUs), RXECC_CNP_COALESCED);
+    EXPECT_EQ(rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 102 * kUs), RXECC_CNP_COALESCED);
+    EXPECT_EQ(rp.rc, after_first);
+    // One cut at the end of the period for both CNPs.
+    rxecc_dcqcn_rp_advance(&rp, &p, kLine, 104 * kUs);
+    EXPECT_LT(rp.rc, after_first);
+    EXPECT_EQ(rp.t_last_cut, 104 * kUs);
+    const auto after_second = rp.rc;
+    rxecc_dcqcn_rp_advance(&rp, &p, kLine, 110 * kUs);
+    EXPECT_EQ(rp.rc, after_second);
+    // A CNP after the period cuts at once again.
+    EXPECT_EQ(rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 120 * kUs), RXECC_CNP_CUT);
+}
+
+TEST(DcqcnRp, FastRecoveryHalvesTheDistanceAndKeepsTheTarget) {
+    auto p = profile(RXECC_PROFILE_PAPER);  // F = 5
+    p.rp_byte_reset = 0;
+    rxecc_dcqcn_rp rp{};
+    rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 0);
+    const auto rt = static_cast<double>(rp.rt);
+    const auto rc0 = static_cast<double>(rp.rc);
+    for (unsigned k = 1; k <= p.rp_threshold; k++) {
+        rxecc_dcqcn_rp_advance(&rp, &p, kLine, std::uint64_t{k} * 55 * kUs);
+        EXPECT_EQ(static_cast<double>(rp.rt), rt) << "event " << k;
+        EXPECT_NEAR(static_cast<double>(rp.rc),
+                    rt - (rt - rc0) / std::ldexp(1.0, static_cast<int>(k)), 1.0)
+            << "event " << k;
+        EXPECT_EQ(rp.last_event, RXECC_EV_TIMER);
+    }
+}
+
+TEST(DcqcnRp, AdditiveThenHyperIncreaseByTimerStage) {
+    auto p = profile(RXECC_PROFILE_PAPER);  // F = 5, AI 40, HAI 200 Mbit/s
+    p.rp_byte_reset = 0;                    // BC follows T
+    p.rp_dce_tcp_rtt = 1'000;               // no alpha change meanwhile
+    rxecc_dcqcn_rp rp{};
+    rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 0);
+    std::uint64_t rt = rp.rt;
+    for (unsigned k = 0; k < 9; k++) {  // events with T = 0..8 before the event
+        rxecc_dcqcn_rp_advance(&rp, &p, kLine, std::uint64_t{k + 1} * 55 * kUs);
+        std::uint64_t step = 0;
+        if (k == 5) {
+            step = 40'000;  // T == F: additive
+        } else if (k > 5) {
+            step = 200'000;  // min(T, BC) > F: hyper
+        }
+        rt = std::min(rt + step, kLine);
+        EXPECT_EQ(rp.rt, rt) << "stage " << k;
+    }
+}
+
+TEST(DcqcnRp, ByteCounterDrivesIncreasesAndStagesMixWithTimer) {
+    auto p = profile(RXECC_PROFILE_PAPER);
+    p.rp_byte_reset = 16;  // 1024 bytes
+    p.rp_time_reset = 1'000'000;
+    p.rp_threshold = 2;
+    rxecc_dcqcn_rp rp{};
+    rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 0);
+    const auto rt0 = rp.rt;
+    EXPECT_FALSE(rxecc_dcqcn_rp_sent(&rp, &p, kLine, 1000, 1 * kUs));
+    EXPECT_EQ(rp.bc_stage, 0U);
+    EXPECT_TRUE(rxecc_dcqcn_rp_sent(&rp, &p, kLine, 24, 2 * kUs));
+    EXPECT_EQ(rp.bc_stage, 1U);
+    EXPECT_EQ(rp.last_event, RXECC_EV_BYTES);
+    EXPECT_EQ(rp.rt, rt0);  // fast recovery
+    // Two more byte events: BC = 2, 3 but T = 0, so max >= F, min < F: additive.
+    rxecc_dcqcn_rp_sent(&rp, &p, kLine, 2048, 3 * kUs);
+    EXPECT_EQ(rp.bc_stage, 3U);
+    EXPECT_EQ(rp.rt, std::min<std::uint64_t>(rt0 + 40'000, kLine));
+    EXPECT_EQ(rp.t_stage, 0U);
+}
+
+TEST(DcqcnRp, ClampAtiSetsTargetOnlyAfterATimerIncrease) {
+    auto p = profile(RXECC_PROFILE_MLX5);
+    p.rp_clamp_tgt_rate = 0;
+    p.rp_clamp_tgt_rate_ati = 1;
+    p.rp_rate_reduce_monitor_period = 0;
+    p.rp_byte_reset = 16;
+    rxecc_dcqcn_rp rp{};
+    rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 0);
+    EXPECT_EQ(rp.rt, kLine);
+    rxecc_dcqcn_rp_sent(&rp, &p, kLine, 1024, 1 * kUs);  // byte event only
+    const auto rc_before = rp.rc;
+    rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 2 * kUs);
+    EXPECT_EQ(rp.rt, kLine) << "no timer event since the cut: target kept";
+    rxecc_dcqcn_rp_advance(&rp, &p, kLine, 2 * kUs + 300 * kUs);  // timer event
+    const auto rc_timer = rp.rc;
+    rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 303 * kUs);
+    EXPECT_EQ(rp.rt, rc_timer);
+    EXPECT_NE(rc_before, rc_timer);
+}
+
+TEST(DcqcnRp, RateToSetOnFirstCnp) {
+    auto p = profile(RXECC_PROFILE_MLX5);
+    p.rp_rate_to_set_on_first_cnp = 1000;
+    rxecc_dcqcn_rp rp{};
+    EXPECT_EQ(rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 0), RXECC_CNP_FIRST);
+    EXPECT_EQ(rp.rc, 1'000'000U);
+    EXPECT_EQ(rp.rt, 1'000'000U);
+}
+
+namespace {
+
+rxecc_dcqcn_params floor_and_ceiling() {
+    auto p = profile(RXECC_PROFILE_PAPER);
+    p.rp_max_rate = 10'000;  // 10 Gbit/s ceiling below the 40G line
+    p.rp_min_rate = 100;
+    p.rp_min_dec_fac = 1;
+    p.rp_gd = 9;  // cuts of 2 * alpha: down to the floor
+    return p;
+}
+
+}  // namespace
+
+TEST(DcqcnRp, CutsNeverGoBelowMinRateOrAboveMaxRate) {
+    const auto p = floor_and_ceiling();
+    rxecc_dcqcn_rp rp{};
+    std::uint64_t now = 0;
+    for (int i = 0; i < 40; i++) {
+        rxecc_dcqcn_rp_cnp(&rp, &p, kLine, now += kUs);
+        EXPECT_GE(rp.rc, 100'000U);
+        EXPECT_LE(rp.rt, 10'000'000U);
+    }
+    EXPECT_EQ(rp.rc, 100'000U);
+}
+
+TEST(DcqcnRp, RecoveryStaysUnderMaxAndReleasesTheLimiterThere) {
+    const auto p = floor_and_ceiling();
+    rxecc_dcqcn_rp rp{};
+    std::uint64_t now = 0;
+    for (int i = 0; i < 40; i++) {
+        rxecc_dcqcn_rp_cnp(&rp, &p, kLine, now += kUs);
+    }
+    int events = 0;
+    bool bounded = true;
+    while (rp.active != 0 && events++ < 100'000) {
+        now += 55 * kUs;
+        rxecc_dcqcn_rp_advance(&rp, &p, kLine, now);
+        bounded = bounded && rp.rc <= rp.rt && rp.rt <= 10'000'000U;
+    }
+    EXPECT_TRUE(bounded) << "Rc <= Rt <= rp_max_rate after every event";
+    EXPECT_EQ(rp.active, 0);
+    EXPECT_EQ(rp.rc, 10'000'000U);
+    EXPECT_EQ(rp.last_event, RXECC_EV_RELEASE);
+}
+
+TEST(DcqcnRp, LongIdleGapIsBoundedWork) {
+    auto p = profile(RXECC_PROFILE_PAPER);
+    p.rp_rate_to_set_on_first_cnp = 1000;  // Rc = Rt = 1 Gbit/s, below the line
+    p.rp_ai_rate = 0;
+    p.rp_hai_rate = 0;
+    rxecc_dcqcn_rp rp{};
+    rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 0);
+    // Rc converges to Rt and never reaches the line: the limiter stays on.
+    rxecc_dcqcn_rp_advance(&rp, &p, kLine, 3'600ULL * 1'000'000'000ULL);
+    EXPECT_EQ(rp.active, 1);
+    EXPECT_EQ(rp.rc, rp.rt);
+    EXPECT_GT(rp.t_next_inc, 3'600ULL * 1'000'000'000ULL);
+}
+
+TEST(DcqcnRp, TxTimeIsBytesOverRate) {
+    EXPECT_EQ(rxecc_dcqcn_tx_ns(1000, 8'000'000), 1000U);  // 1000 B at 8 Gbit/s = 1 us
+    EXPECT_EQ(rxecc_dcqcn_tx_ns(125, 1'000), 1'000'000U);  // 1000 bit at 1 Mbit/s
+    EXPECT_EQ(rxecc_dcqcn_tx_ns(1, 0), 8'000'000U);        // rate 0 is taken as 1 kbit/s
+}
+
+namespace {
+
+// One random sequence of CNPs and sends, core and reference side by side.
+void compare_random_sequence(enum rxecc_dcqcn_profile prof, bool bytes, std::mt19937_64& rng,
+                             const std::string& name) {
+    auto p = profile(prof);
+    if (bytes) {
+        p.rp_byte_reset = 64;  // 4 KiB: byte events matter
+    }
+    rxecc_dcqcn_rp rp{};
+    Reference ref(p, static_cast<double>(kLine));
+    std::uint64_t now = 0;
+    std::uniform_int_distribution<std::uint64_t> gap(1, 400);
+    std::uniform_int_distribution<std::uint64_t> size(64, 4200);
+    std::bernoulli_distribution is_cnp(0.3);
+    for (int step = 0; step < 300 && !::testing::Test::HasFailure(); step++) {
+        now += gap(rng) * kUs / 4;
+        if (is_cnp(rng)) {
+            rxecc_dcqcn_rp_cnp(&rp, &p, kLine, now);
+            ref.cnp(now);
+        } else {
+            const auto b = size(rng);
+            rxecc_dcqcn_rp_sent(&rp, &p, kLine, b, now);
+            ref.sent(b, now);
+        }
+        expect_close(rp, ref, name + " step " + std::to_string(step));
+    }
+}
+
+}  // namespace
+
+TEST(DcqcnRp, MatchesTheReferenceOnRandomEventSequences) {
+    std::mt19937_64 rng(20151117);
+    for (const auto prof : {RXECC_PROFILE_MLX5, RXECC_PROFILE_PAPER}) {
+        for (int run = 0; run < 40 && !HasFailure(); run++) {
+            compare_random_sequence(
+                prof, run % 2 != 0, rng,
+                "profile " + std::to_string(prof) + " run " + std::to_string(run));
+        }
+    }
+}
+
+TEST(DcqcnNp, FirstMarkSendsAtOnceLaterMarksWaitForTheGap) {
+    auto p = profile(RXECC_PROFILE_PAPER);  // 50 us
+    rxecc_dcqcn_np np{};
+    std::uint64_t when = 0;
+    EXPECT_EQ(rxecc_dcqcn_np_ce(&np, &p, 1000 * kUs, &when), RXECC_NP_SEND);
+    EXPECT_EQ(rxecc_dcqcn_np_ce(&np, &p, 1010 * kUs, &when), RXECC_NP_DEFER);
+    EXPECT_EQ(when, 1050 * kUs);
+    EXPECT_EQ(rxecc_dcqcn_np_ce(&np, &p, 1020 * kUs, &when), RXECC_NP_PENDING);
+    EXPECT_TRUE(rxecc_dcqcn_np_timer(&np, 1050 * kUs));
+    EXPECT_FALSE(rxecc_dcqcn_np_timer(&np, 1051 * kUs));
+    // The next mark inside the new gap waits again; after it, at once.
+    EXPECT_EQ(rxecc_dcqcn_np_ce(&np, &p, 1060 * kUs, &when), RXECC_NP_DEFER);
+    EXPECT_EQ(when, 1100 * kUs);
+    rxecc_dcqcn_np_timer(&np, 1100 * kUs);
+    EXPECT_EQ(rxecc_dcqcn_np_ce(&np, &p, 1200 * kUs, &when), RXECC_NP_SEND);
+}
+
+TEST(DcqcnNp, ZeroGapSendsOnEveryMark) {
+    auto p = profile(RXECC_PROFILE_MLX5);
+    p.np_min_time_between_cnps = 0;
+    rxecc_dcqcn_np np{};
+    std::uint64_t when = 0;
+    for (std::uint64_t t = 0; t < 10; t++) {
+        EXPECT_EQ(rxecc_dcqcn_np_ce(&np, &p, t, &when), RXECC_NP_SEND);
+    }
+}
+
+// N flows driven by the core share one marking bottleneck (RED on the
+// instantaneous queue, as DCQCN switches mark) and converge to fair shares.
+namespace {
+
+void expect_fair(enum rxecc_dcqcn_profile prof, unsigned n, double min_jain) {
+    rxecc::sim::Config cfg;
+    cfg.params = profile(prof);
+    cfg.flows = n;
+    cfg.measure_ms = 60;
+    cfg.bin_ms = 0.25;
+    if (prof == RXECC_PROFILE_MLX5) {
+        // The switch marking that ConnectX deployments are tuned for (HPCC's
+        // Mellanox-DCQCN preset scaled to 40 Gbit/s); the paper's 1 % marking
+        // is too sparse for mlx5's fast alpha decay.
+        cfg.kmin_kb = 160;
+        cfg.kmax_kb = 640;
+        cfg.pmax = 0.2;
+    }
+    const auto r = rxecc::sim::run(cfg);
+    const std::string name =
+        std::string(rxecc_dcqcn_profile_names[prof]) + ", " + std::to_string(n) + " flows";
+    std::cout << "[ sim      ] " << name << " at " << cfg.link_gbps << " Gbit/s: Jain " << r.jain
+              << ", utilisation " << r.utilisation << ", fair (Jain >= " << cfg.converged_jain
+              << " per " << cfg.bin_ms << " ms) from " << r.convergence_ms
+              << " ms after the last start, max queue " << r.max_queue_kb << " KB, " << r.cnps
+              << " CNPs, " << r.drops << " drops\n";
+    EXPECT_GE(r.jain, min_jain) << name;
+    EXPECT_GE(r.utilisation, 0.85) << name;
+    EXPECT_EQ(r.drops, 0U) << name;
+    EXPECT_GT(r.cnps, 0U) << name;
+    EXPECT_GE(r.convergence_ms, 0.0) << name << ": never converged";
+    EXPECT_LT(r.convergence_ms, 20.0) << name;
+}
+
+}  // namespace
+
+TEST(DcqcnSim, FlowsConvergeToFairSharesPaper) {
+    for (const unsigned n : {2U, 4U, 8U}) {
+        expect_fair(RXECC_PROFILE_PAPER, n, 0.95);
+    }
+}
+
+// With 8 flows the mlx5 profile is still unfair (Jain about 0.75) after 60 ms;
+// docs/dcqcn.md has the numbers.
+TEST(DcqcnSim, FlowsConvergeToFairSharesMlx5) {
+    for (const unsigned n : {2U, 4U}) {
+        expect_fair(RXECC_PROFILE_MLX5, n, 0.9);
+    }
+}
+
+TEST(DcqcnSim, WithoutCongestionControlTheQueueGrowsUnbounded) {
+    rxecc::sim::Config cfg;
+    cfg.params = profile(RXECC_PROFILE_PAPER);
+    cfg.flows = 2;
+    cfg.react = false;  // senders ignore CNPs
+    const auto r = rxecc::sim::run(cfg);
+    EXPECT_GE(r.max_queue_kb, cfg.queue_limit_kb * 0.99);
+    EXPECT_GT(r.drops, 0U);
+}
