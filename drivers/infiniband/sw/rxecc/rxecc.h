@@ -9,14 +9,21 @@
 #ifndef RXECC_H
 #define RXECC_H
 
+#include <linux/hrtimer.h>
 #include <linux/list.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
+#include "rxecc_dcqcn.h"
 
 /* `rdma link add NAME type rxecc netdev DEV` */
 #define RXECC_LINK_TYPE "rxecc"
 
 struct rxe_dev;
+struct rxe_qp;
+struct rxe_pkt_info;
 struct ib_device;
+struct ib_qp;
+struct sk_buff;
 struct net;
 struct net_device;
 struct socket;
@@ -32,7 +39,32 @@ struct rxecc_dev {
 	struct list_head node;	/* on the module's own device list */
 	struct net *net;	/* namespace of the netdev (no reference) */
 	bool net_held;		/* counted as a user of the namespace's sockets */
+	u64 line_kbps;		/* port speed (ethtool), 10 Gbit/s if unknown */
 };
+
+/*
+ * Congestion control state of one QP (field `cc`, last in struct rxe_qp).
+ * The lock is taken from process, tasklet, softirq and hrtimer (soft)
+ * context, always with interrupts saved.
+ */
+struct rxecc_qp {
+	spinlock_t lock;		/* everything below */
+	struct rxecc_dcqcn_rp rp;	/* reaction point, this QP as sender */
+	struct rxecc_dcqcn_np np;	/* notification point, as receiver */
+	u64 next_tx;			/* ns, earliest start of the next paced packet */
+	struct hrtimer rl_timer;	/* wakes a QP held back by the limiter */
+	struct hrtimer np_timer;	/* sends a CNP deferred to the end of the gap */
+	u64 cnp_handled;		/* per-QP counts for `rdma res show qp -dd` */
+	u64 cnp_sent;
+	u64 rl_deferred;
+	u8 wait_req;			/* requester / responder held back */
+	u8 wait_resp;
+	bool ready;			/* the timers are initialised */
+};
+
+/* The RoCEv2 CNP: BTH opcode 0x81 with BECN, then 16 reserved bytes. */
+#define RXECC_OPCODE_CNP	0x81
+#define RXECC_CNP_RESERVED	16
 
 /* Device lifetime hooks (rxe.c, rxe_verbs.c). */
 void rxecc_dev_init(struct rxe_dev *rxe);
@@ -51,6 +83,20 @@ bool rxecc_owns(const struct ib_device *ibdev);
  * if @net is NULL) and wait until they are gone. Process context.
  */
 void rxecc_unregister_devices(struct net *net);
+
+/* Congestion control (rxecc_cc.c). */
+void rxecc_cc_init(void);
+void rxecc_cc_exit(void);
+void rxecc_dev_speed(struct rxe_dev *rxe);
+void rxecc_netdev_event(struct rxe_dev *rxe, unsigned long event);
+void rxecc_qp_init(struct rxe_qp *qp);
+void rxecc_qp_reset(struct rxe_qp *qp);
+void rxecc_qp_cleanup(struct rxe_qp *qp);
+u8 rxecc_tx_tos(struct rxe_pkt_info *pkt, struct sk_buff *skb, u8 tclass);
+bool rxecc_rp_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp);
+void rxecc_np_rcv(struct rxe_pkt_info *pkt, struct sk_buff *skb);
+void rxecc_rcv_cnp(struct rxe_pkt_info *pkt, struct sk_buff *skb);
+int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 
 /* Per-namespace RoCE UDP sockets (rxecc_net.c; rxe_net.c's init/exit). */
 int rxecc_net_register(void);

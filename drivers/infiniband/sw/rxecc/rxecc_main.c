@@ -38,6 +38,7 @@ int rxecc_dev_registering(struct rxe_dev *rxe)
 {
 	int err;
 
+	rxecc_dev_speed(rxe);
 	err = rxecc_net_get(rxe->cc.net, rxe->ndev);
 	if (err)
 		return err;

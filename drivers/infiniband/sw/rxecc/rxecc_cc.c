@@ -1,0 +1,718 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * rxecc congestion control: ECN-capable transport, the DCQCN notification
+ * point (CE mark in, CNP out) and reaction point (CNP in, per-QP rate
+ * limiter), on top of the fixed-point core in rxecc_dcqcn.c.
+ *
+ * Where rxe calls in (patches/0004):
+ *   rxe_prepare()      -> rxecc_tx_tos(): ECT on data, DSCP/priority of CNPs
+ *   rxe_requester()    -> rxecc_rp_wait(): gate before a packet is built
+ *   read_reply()       -> rxecc_rp_wait(): gate for RDMA READ responses
+ *   rxe_rcv()          -> rxecc_rcv_cnp() for opcode 0x81, rxecc_np_rcv()
+ *                         for every accepted packet
+ *   QP init/reset/cleanup, the netdev notifier, fill_res_qp_entry.
+ *
+ * The parameters are global for now (module parameters, writable at run
+ * time); they are read under RCU and replaced as a whole, so a QP never sees
+ * half of a change.
+ */
+#include <linux/ethtool.h>
+#include <linux/module.h>
+#include <linux/rtnetlink.h>
+#include <net/inet_ecn.h>
+#include <net/ipv6.h>
+#include <rdma/restrack.h>
+#include "rxe.h"
+#include "rxe_loc.h"
+#include "rxecc.h"
+
+#define CREATE_TRACE_POINTS
+#include "rxecc_trace.h"
+
+#define RXECC_DEFAULT_LINE_MBPS 10000
+#define RXECC_WIRE_OVERHEAD (ETH_HLEN + sizeof(struct iphdr) + \
+			     sizeof(struct udphdr) + RXE_ICRC_SIZE)
+
+/* What applies to every device and QP. */
+struct rxecc_cc_config {
+	struct rcu_head rcu;
+	struct rxecc_dcqcn_params dcqcn;
+	int profile;		/* the profile loaded last, -1 once a value changed */
+	u8 rp_enable;		/* bit p: reaction point on for priority p */
+	u8 np_enable;		/* bit p: notification point on for priority p */
+	u8 ecn;			/* ECN field of data packets: 0 = as the AV says */
+};
+
+static struct rxecc_cc_config rxecc_cc_boot = {
+	.profile = RXECC_PROFILE_MLX5,
+	.rp_enable = 0xff,
+	.np_enable = 0xff,
+	.ecn = INET_ECN_ECT_0,
+};
+
+static struct rxecc_cc_config __rcu *rxecc_cc_cfg = RCU_INITIALIZER(&rxecc_cc_boot);
+static DEFINE_MUTEX(rxecc_cc_mutex);	/* serialises writers of rxecc_cc_cfg */
+
+/* Module init, before any device exists or a parameter can be written. */
+void rxecc_cc_init(void)
+{
+	rxecc_dcqcn_load_profile(&rxecc_cc_boot.dcqcn, RXECC_PROFILE_MLX5);
+}
+
+static void rxecc_cc_publish(struct rxecc_cc_config *new)
+{
+	struct rxecc_cc_config *old;
+
+	old = rcu_replace_pointer(rxecc_cc_cfg, new,
+				  lockdep_is_held(&rxecc_cc_mutex));
+	if (old != &rxecc_cc_boot)
+		kfree_rcu(old, rcu);
+}
+
+void rxecc_cc_exit(void)
+{
+	mutex_lock(&rxecc_cc_mutex);
+	rxecc_cc_publish(&rxecc_cc_boot);
+	mutex_unlock(&rxecc_cc_mutex);
+	rcu_barrier();
+}
+
+/*
+ * Module parameters. The DCQCN ones carry the mlx5 names; each points at
+ * its index in rxecc_dcqcn_param_descs. The others have negative indices.
+ */
+enum {
+	RXECC_PARAM_RP_ENABLE = -1,
+	RXECC_PARAM_NP_ENABLE = -2,
+	RXECC_PARAM_ECN = -3,
+};
+
+static int rxecc_param_update(int idx, u32 v)
+{
+	struct rxecc_cc_config *new;
+	int err = 0;
+
+	mutex_lock(&rxecc_cc_mutex);
+	new = kmemdup(rcu_dereference_protected(rxecc_cc_cfg,
+						lockdep_is_held(&rxecc_cc_mutex)),
+		      sizeof(*new), GFP_KERNEL);
+	if (!new) {
+		err = -ENOMEM;
+		goto out;
+	}
+	switch (idx) {
+	case RXECC_PARAM_RP_ENABLE:
+	case RXECC_PARAM_NP_ENABLE:
+		if (v > 0xff)
+			err = -ERANGE;
+		else if (idx == RXECC_PARAM_RP_ENABLE)
+			new->rp_enable = v;
+		else
+			new->np_enable = v;
+		break;
+	case RXECC_PARAM_ECN:
+		if (v > INET_ECN_ECT_0)
+			err = -ERANGE;
+		else
+			new->ecn = v;
+		break;
+	default:
+		if (rxecc_dcqcn_param_set(&new->dcqcn, idx, v) ||
+		    rxecc_dcqcn_params_check(&new->dcqcn))
+			err = -ERANGE;
+		else
+			new->profile = -1;
+		break;
+	}
+	if (err) {
+		kfree(new);
+		goto out;
+	}
+	rxecc_cc_publish(new);
+out:
+	mutex_unlock(&rxecc_cc_mutex);
+	return err;
+}
+
+static int rxecc_param_idx(const struct kernel_param *kp)
+{
+	return (int)(long)kp->arg;
+}
+
+static int rxecc_param_set(const char *val, const struct kernel_param *kp)
+{
+	int idx = rxecc_param_idx(kp);
+	u32 v;
+	int err;
+
+	err = kstrtou32(val, 0, &v);
+	if (err)
+		return err;
+	err = rxecc_param_update(idx, v);
+	if (err == -ERANGE) {
+		if (idx >= 0)
+			pr_warn("%s: %u is outside %u..%u\n", kp->name, v,
+				rxecc_dcqcn_param_descs[idx].min,
+				rxecc_dcqcn_param_descs[idx].max);
+		else
+			pr_warn("%s: %u is out of range\n", kp->name, v);
+		return -EINVAL;
+	}
+	return err;
+}
+
+static int rxecc_param_get(char *buf, const struct kernel_param *kp)
+{
+	int idx = rxecc_param_idx(kp);
+	struct rxecc_cc_config *cfg;
+	u32 v;
+
+	rcu_read_lock();
+	cfg = rcu_dereference(rxecc_cc_cfg);
+	if (idx == RXECC_PARAM_RP_ENABLE)
+		v = cfg->rp_enable;
+	else if (idx == RXECC_PARAM_NP_ENABLE)
+		v = cfg->np_enable;
+	else if (idx == RXECC_PARAM_ECN)
+		v = cfg->ecn;
+	else
+		v = rxecc_dcqcn_param_get(&cfg->dcqcn, idx);
+	rcu_read_unlock();
+	if (idx == RXECC_PARAM_RP_ENABLE || idx == RXECC_PARAM_NP_ENABLE)
+		return sysfs_emit(buf, "0x%02x\n", v);
+	return sysfs_emit(buf, "%u\n", v);
+}
+
+static const struct kernel_param_ops rxecc_param_ops = {
+	.set = rxecc_param_set,
+	.get = rxecc_param_get,
+};
+
+module_param_cb(rp_clamp_tgt_rate, &rxecc_param_ops, (void *)0L, 0644);
+MODULE_PARM_DESC(rp_clamp_tgt_rate, "Rt = Rc on every rate cut (bool, mlx5 0)");
+module_param_cb(rp_clamp_tgt_rate_ati, &rxecc_param_ops, (void *)1L, 0644);
+MODULE_PARM_DESC(rp_clamp_tgt_rate_ati, "Rt = Rc on a cut after a timer increase (bool, mlx5 1)");
+module_param_cb(rp_time_reset, &rxecc_param_ops, (void *)2L, 0644);
+MODULE_PARM_DESC(rp_time_reset, "Time between rate increase events (us, mlx5 300)");
+module_param_cb(rp_byte_reset, &rxecc_param_ops, (void *)3L, 0644);
+MODULE_PARM_DESC(rp_byte_reset, "Bytes between rate increase events (64 B units, 0 off, mlx5 32767)");
+module_param_cb(rp_threshold, &rxecc_param_ops, (void *)4L, 0644);
+MODULE_PARM_DESC(rp_threshold, "Increase events of fast recovery, F (mlx5 1)");
+module_param_cb(rp_ai_rate, &rxecc_param_ops, (void *)5L, 0644);
+MODULE_PARM_DESC(rp_ai_rate, "Additive increase step (Mbit/s, mlx5 5)");
+module_param_cb(rp_hai_rate, &rxecc_param_ops, (void *)6L, 0644);
+MODULE_PARM_DESC(rp_hai_rate, "Hyper increase step (Mbit/s, mlx5 50)");
+module_param_cb(rp_max_rate, &rxecc_param_ops, (void *)7L, 0644);
+MODULE_PARM_DESC(rp_max_rate, "Rate ceiling (Mbit/s, 0 = port speed)");
+module_param_cb(rp_min_dec_fac, &rxecc_param_ops, (void *)8L, 0644);
+MODULE_PARM_DESC(rp_min_dec_fac, "A cut keeps at least this share of the rate (%, mlx5 50)");
+module_param_cb(rp_min_rate, &rxecc_param_ops, (void *)9L, 0644);
+MODULE_PARM_DESC(rp_min_rate, "Rate floor (Mbit/s, mlx5 1)");
+module_param_cb(rp_rate_to_set_on_first_cnp, &rxecc_param_ops, (void *)10L, 0644);
+MODULE_PARM_DESC(rp_rate_to_set_on_first_cnp, "Rate after the first CNP (Mbit/s, 0 = cut, mlx5 0)");
+module_param_cb(rp_dce_tcp_g, &rxecc_param_ops, (void *)11L, 0644);
+MODULE_PARM_DESC(rp_dce_tcp_g, "Alpha gain G, g = 1 - G/1024 (mlx5 1019)");
+module_param_cb(rp_dce_tcp_rtt, &rxecc_param_ops, (void *)12L, 0644);
+MODULE_PARM_DESC(rp_dce_tcp_rtt, "Alpha update period (us, mlx5 1)");
+module_param_cb(rp_rate_reduce_monitor_period, &rxecc_param_ops, (void *)13L, 0644);
+MODULE_PARM_DESC(rp_rate_reduce_monitor_period, "Minimum time between cuts (us, mlx5 4)");
+module_param_cb(rp_initial_alpha_value, &rxecc_param_ops, (void *)14L, 0644);
+MODULE_PARM_DESC(rp_initial_alpha_value, "Alpha on the first CNP (1/1024, mlx5 1023)");
+module_param_cb(rp_gd, &rxecc_param_ops, (void *)15L, 0644);
+MODULE_PARM_DESC(rp_gd, "Cut = Rc * alpha / 2^gd, alpha in 1/1024 (mlx5 11)");
+module_param_cb(np_min_time_between_cnps, &rxecc_param_ops, (void *)16L, 0644);
+MODULE_PARM_DESC(np_min_time_between_cnps, "Minimum gap between CNPs of a QP (us, mlx5 4)");
+module_param_cb(np_cnp_dscp, &rxecc_param_ops, (void *)17L, 0644);
+MODULE_PARM_DESC(np_cnp_dscp, "DSCP of CNPs (mlx5 48)");
+module_param_cb(np_cnp_prio, &rxecc_param_ops, (void *)18L, 0644);
+MODULE_PARM_DESC(np_cnp_prio, "802.1p priority of CNPs (mlx5 6)");
+module_param_cb(rp_enable, &rxecc_param_ops, (void *)(long)RXECC_PARAM_RP_ENABLE, 0644);
+MODULE_PARM_DESC(rp_enable, "Reaction point on, bit per priority (0xff)");
+module_param_cb(np_enable, &rxecc_param_ops, (void *)(long)RXECC_PARAM_NP_ENABLE, 0644);
+MODULE_PARM_DESC(np_enable, "Notification point on, bit per priority (0xff)");
+module_param_cb(ecn, &rxecc_param_ops, (void *)(long)RXECC_PARAM_ECN, 0644);
+MODULE_PARM_DESC(ecn, "ECN of data packets: 0 as the AV says, 1 ECT(1), 2 ECT(0) (2)");
+
+static int rxecc_profile_set(const char *val, const struct kernel_param *kp)
+{
+	struct rxecc_cc_config *new;
+	char name[16];
+	int prof;
+
+	strscpy(name, val, sizeof(name));
+	strim(name);
+	prof = rxecc_dcqcn_profile_find(name);
+	if (prof < 0) {
+		pr_warn("profile: unknown profile '%s' (mlx5, paper)\n", name);
+		return -EINVAL;
+	}
+	mutex_lock(&rxecc_cc_mutex);
+	new = kmemdup(rcu_dereference_protected(rxecc_cc_cfg,
+						lockdep_is_held(&rxecc_cc_mutex)),
+		      sizeof(*new), GFP_KERNEL);
+	if (new) {
+		rxecc_dcqcn_load_profile(&new->dcqcn, prof);
+		new->profile = prof;
+		rxecc_cc_publish(new);
+	}
+	mutex_unlock(&rxecc_cc_mutex);
+	return new ? 0 : -ENOMEM;
+}
+
+static int rxecc_profile_get(char *buf, const struct kernel_param *kp)
+{
+	int prof;
+
+	rcu_read_lock();
+	prof = rcu_dereference(rxecc_cc_cfg)->profile;
+	rcu_read_unlock();
+	return sysfs_emit(buf, "%s\n", prof < 0 ? "custom" :
+			  rxecc_dcqcn_profile_names[prof]);
+}
+
+static const struct kernel_param_ops rxecc_profile_ops = {
+	.set = rxecc_profile_set,
+	.get = rxecc_profile_get,
+};
+
+module_param_cb(profile, &rxecc_profile_ops, NULL, 0644);
+MODULE_PARM_DESC(profile, "Load a DCQCN profile: mlx5 (default) or paper; reads custom after a change");
+
+/* Port speed, under RTNL. */
+static void rxecc_dev_speed_locked(struct rxe_dev *rxe)
+{
+	struct ethtool_link_ksettings lk;
+	u32 mbps = RXECC_DEFAULT_LINE_MBPS;
+
+	ASSERT_RTNL();
+	if (!__ethtool_get_link_ksettings(rxe->ndev, &lk) &&
+	    lk.base.speed && lk.base.speed != SPEED_UNKNOWN)
+		mbps = lk.base.speed;
+	WRITE_ONCE(rxe->cc.line_kbps, (u64)mbps * 1000);
+}
+
+void rxecc_dev_speed(struct rxe_dev *rxe)
+{
+	rtnl_lock();
+	rxecc_dev_speed_locked(rxe);
+	rtnl_unlock();
+}
+
+void rxecc_netdev_event(struct rxe_dev *rxe, unsigned long event)
+{
+	if (event == NETDEV_UP || event == NETDEV_CHANGE)
+		rxecc_dev_speed_locked(rxe);
+}
+
+static u64 rxecc_line_kbps(struct rxe_qp *qp)
+{
+	u64 line = READ_ONCE(to_rdev(qp->ibqp.device)->cc.line_kbps);
+
+	return line ? line : RXECC_DEFAULT_LINE_MBPS * 1000ULL;
+}
+
+/* The priority of a connected QP's traffic: the top bits of its DSCP. */
+static u8 rxecc_qp_prio(struct rxe_qp *qp)
+{
+	return qp->pri_av.grh.traffic_class >> 5;
+}
+
+static bool rxecc_qp_connected(struct rxe_qp *qp)
+{
+	return qp_type(qp) == IB_QPT_RC || qp_type(qp) == IB_QPT_UC;
+}
+
+static void rxecc_trace_rate(struct rxe_qp *qp, const struct rxecc_dcqcn_rp *rp)
+{
+	trace_rxecc_rate(dev_name(&qp->ibqp.device->dev), qp_num(qp),
+			 rp->last_event, rp->rc, rp->rt, rp->alpha,
+			 rp->t_stage, rp->bc_stage);
+}
+
+static enum hrtimer_restart rxecc_rl_timer_fn(struct hrtimer *t)
+{
+	struct rxecc_qp *cc = container_of(t, struct rxecc_qp, rl_timer);
+	struct rxe_qp *qp = container_of(cc, struct rxe_qp, cc);
+	unsigned long flags;
+	bool req, resp;
+
+	spin_lock_irqsave(&cc->lock, flags);
+	req = cc->wait_req;
+	resp = cc->wait_resp;
+	cc->wait_req = 0;
+	cc->wait_resp = 0;
+	spin_unlock_irqrestore(&cc->lock, flags);
+	/* Tasks already cleaned up ignore this (task->destroyed). */
+	if (req)
+		rxe_sched_task(&qp->req.task);
+	if (resp)
+		rxe_sched_task(&qp->resp.task);
+	return HRTIMER_NORESTART;
+}
+
+static int rxecc_send_cnp(struct rxe_qp *qp);
+
+static enum hrtimer_restart rxecc_np_timer_fn(struct hrtimer *t)
+{
+	struct rxecc_qp *cc = container_of(t, struct rxecc_qp, np_timer);
+	struct rxe_qp *qp = container_of(cc, struct rxe_qp, cc);
+	unsigned long flags;
+	bool send;
+
+	/* A QP on its way out has no references left: nothing to send. */
+	if (!rxe_get(qp))
+		return HRTIMER_NORESTART;
+	spin_lock_irqsave(&cc->lock, flags);
+	send = rxecc_dcqcn_np_timer(&cc->np, ktime_get_ns());
+	spin_unlock_irqrestore(&cc->lock, flags);
+	if (send && qp->valid)
+		rxecc_send_cnp(qp);
+	rxe_put(qp);
+	return HRTIMER_NORESTART;
+}
+
+void rxecc_qp_init(struct rxe_qp *qp)
+{
+	struct rxecc_qp *cc = &qp->cc;
+
+	spin_lock_init(&cc->lock);
+	hrtimer_init(&cc->rl_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	cc->rl_timer.function = rxecc_rl_timer_fn;
+	hrtimer_init(&cc->np_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	cc->np_timer.function = rxecc_np_timer_fn;
+	cc->ready = true;
+}
+
+static void rxecc_qp_stop_timers(struct rxe_qp *qp)
+{
+	if (!qp->cc.ready)
+		return;
+	hrtimer_cancel(&qp->cc.rl_timer);
+	hrtimer_cancel(&qp->cc.np_timer);
+}
+
+/* Process context: modify_qp to RESET. */
+void rxecc_qp_reset(struct rxe_qp *qp)
+{
+	struct rxecc_qp *cc = &qp->cc;
+	unsigned long flags;
+
+	rxecc_qp_stop_timers(qp);
+	spin_lock_irqsave(&cc->lock, flags);
+	memset(&cc->rp, 0, sizeof(cc->rp));
+	memset(&cc->np, 0, sizeof(cc->np));
+	cc->next_tx = 0;
+	cc->wait_req = 0;
+	cc->wait_resp = 0;
+	spin_unlock_irqrestore(&cc->lock, flags);
+}
+
+/*
+ * rxe_qp_do_cleanup(), after the QP's tasks are cleaned up (they can no
+ * longer arm the limiter) and before its socket goes; no references are
+ * left, so the receive path cannot arm the CNP timer either.
+ */
+void rxecc_qp_cleanup(struct rxe_qp *qp)
+{
+	rxecc_qp_stop_timers(qp);
+}
+
+u8 rxecc_tx_tos(struct rxe_pkt_info *pkt, struct sk_buff *skb, u8 tclass)
+{
+	struct rxecc_cc_config *cfg;
+	u8 tos;
+
+	rcu_read_lock();
+	cfg = rcu_dereference(rxecc_cc_cfg);
+	if (pkt->mask & RXECC_CNP_MASK) {
+		/* CNPs: their own DSCP and priority, never ECN-capable. */
+		tos = cfg->dcqcn.np_cnp_dscp << 2;
+		skb->priority = cfg->dcqcn.np_cnp_prio;
+	} else {
+		tos = cfg->ecn ? (tclass & ~INET_ECN_MASK) | cfg->ecn : tclass;
+		skb->priority = tclass >> 5;
+	}
+	rcu_read_unlock();
+	return tos;
+}
+
+/*
+ * The reaction point's gate: true if the QP must wait before it sends a
+ * packet of @payload bytes (the limiter timer is armed and will schedule the
+ * requester or, with @resp, the responder). Called before anything of the
+ * packet is built or committed. A QP that never saw a CNP, or whose rate has
+ * recovered to the maximum, costs one read here.
+ */
+bool rxecc_rp_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp)
+{
+	struct rxecc_qp *cc = &qp->cc;
+	struct rxecc_cc_config *cfg;
+	struct rxecc_dcqcn_rp snap;
+	unsigned long flags;
+	bool changed, wait = false;
+	u64 now, bytes, line;
+
+	if (likely(!READ_ONCE(cc->rp.active)))
+		return false;
+
+	bytes = payload + RXECC_WIRE_OVERHEAD + rxe_opcode[opcode].length;
+	line = rxecc_line_kbps(qp);
+	rcu_read_lock();
+	cfg = rcu_dereference(rxecc_cc_cfg);
+	spin_lock_irqsave(&cc->lock, flags);
+	now = ktime_get_ns();
+	if (!(cfg->rp_enable & BIT(rxecc_qp_prio(qp)))) {
+		/* The reaction point was switched off for this priority. */
+		changed = cc->rp.active;
+		memset(&cc->rp, 0, sizeof(cc->rp));
+		goto out;
+	}
+	changed = rxecc_dcqcn_rp_advance(&cc->rp, &cfg->dcqcn, line, now);
+	if (!cc->rp.active)
+		goto out;
+	if (now < cc->next_tx) {
+		if (resp)
+			cc->wait_resp = 1;
+		else
+			cc->wait_req = 1;
+		cc->rl_deferred++;
+		hrtimer_start(&cc->rl_timer, ns_to_ktime(cc->next_tx),
+			      HRTIMER_MODE_ABS_SOFT);
+		wait = true;
+		goto out;
+	}
+	cc->next_tx = max(now, cc->next_tx) + rxecc_dcqcn_tx_ns(bytes, cc->rp.rc);
+	changed |= rxecc_dcqcn_rp_sent(&cc->rp, &cfg->dcqcn, line, bytes, now);
+out:
+	snap = cc->rp;
+	spin_unlock_irqrestore(&cc->lock, flags);
+	rcu_read_unlock();
+	if (wait)
+		rxe_counter_inc(to_rdev(qp->ibqp.device), RXECC_CNT_RP_TX_DEFERRED);
+	if (changed)
+		rxecc_trace_rate(qp, &snap);
+	return wait;
+}
+
+/* Build and send a CNP to the peer of @qp (its sender of CE-marked data). */
+static int rxecc_send_cnp(struct rxe_qp *qp)
+{
+	struct rxe_dev *rxe = to_rdev(qp->ibqp.device);
+	int paylen = RXE_BTH_BYTES + RXECC_CNP_RESERVED + RXE_ICRC_SIZE;
+	struct rxe_pkt_info pkt = {};
+	struct sk_buff *skb;
+	unsigned long flags;
+	int err = -ENOMEM;
+
+	if (qp->resp.state != QP_STATE_READY) {
+		err = -EINVAL;
+		goto fail;
+	}
+	skb = rxe_init_packet(rxe, &qp->pri_av, paylen, &pkt);
+	if (!skb)
+		goto fail;
+	pkt.rxe = rxe;
+	pkt.qp = qp;
+	pkt.opcode = RXECC_OPCODE_CNP;
+	pkt.mask |= rxe_opcode[RXECC_OPCODE_CNP].mask;
+	pkt.paylen = paylen;
+	pkt.psn = 0;
+	bth_init(&pkt, RXECC_OPCODE_CNP, 0, 0, 0, IB_DEFAULT_PKEY_FULL,
+		 qp->attr.dest_qp_num, 0, 0);
+	bth_set_becn(&pkt, 1);
+	memset(pkt.hdr + RXE_BTH_BYTES, 0, RXECC_CNP_RESERVED);
+	err = rxe_prepare(&qp->pri_av, &pkt, skb);
+	if (err) {
+		kfree_skb(skb);
+		goto fail;
+	}
+	err = rxe_xmit_packet(qp, &pkt, skb);
+	if (err)
+		goto fail;
+	rxe_counter_inc(rxe, RXECC_CNT_NP_CNP_SENT);
+	spin_lock_irqsave(&qp->cc.lock, flags);
+	qp->cc.cnp_sent++;
+	spin_unlock_irqrestore(&qp->cc.lock, flags);
+	trace_rxecc_cnp_sent(dev_name(&rxe->ib_dev.dev), qp_num(qp),
+			     qp->attr.dest_qp_num);
+	return 0;
+fail:
+	rxe_counter_inc(rxe, RXECC_CNT_NP_CNP_SEND_ERR);
+	return err;
+}
+
+static u8 rxecc_rcv_dsfield(struct sk_buff *skb)
+{
+	if (skb->protocol == htons(ETH_P_IP))
+		return ip_hdr(skb)->tos;
+	return ipv6_get_dsfield(ipv6_hdr(skb));
+}
+
+/*
+ * Notification point: every packet rxe accepted (header and ICRC checked)
+ * passes here before it is queued to the responder or the completer.
+ */
+void rxecc_np_rcv(struct rxe_pkt_info *pkt, struct sk_buff *skb)
+{
+	u8 ds = rxecc_rcv_dsfield(skb);
+	struct rxe_qp *qp = pkt->qp;
+	struct rxecc_cc_config *cfg;
+	enum rxecc_dcqcn_np_action act = RXECC_NP_PENDING;
+	unsigned long flags;
+	u64 when = 0;
+	bool on;
+
+	if (likely(!INET_ECN_is_ce(ds)))
+		return;
+	rxe_counter_inc(pkt->rxe, RXECC_CNT_NP_ECN_MARKED);
+	/*
+	 * CNPs go to the data sender: for requests, the requester; for RDMA
+	 * READ responses (ACKs with payload), the responder. Plain ACKs and
+	 * multicast get none.
+	 */
+	if (!qp || !rxecc_qp_connected(qp) ||
+	    !((pkt->mask & RXE_REQ_MASK) ||
+	      ((pkt->mask & RXE_ACK_MASK) && (pkt->mask & RXE_PAYLOAD_MASK))))
+		return;
+
+	rcu_read_lock();
+	cfg = rcu_dereference(rxecc_cc_cfg);
+	on = cfg->np_enable & BIT(ds >> 5);
+	if (on) {
+		spin_lock_irqsave(&qp->cc.lock, flags);
+		act = rxecc_dcqcn_np_ce(&qp->cc.np, &cfg->dcqcn, ktime_get_ns(),
+					&when);
+		if (act == RXECC_NP_DEFER)
+			hrtimer_start(&qp->cc.np_timer, ns_to_ktime(when),
+				      HRTIMER_MODE_ABS_SOFT);
+		spin_unlock_irqrestore(&qp->cc.lock, flags);
+	}
+	rcu_read_unlock();
+	if (on && act == RXECC_NP_SEND)
+		rxecc_send_cnp(qp);
+}
+
+/* The CNP came from the QP's peer (its destination address). */
+static bool rxecc_cnp_from_peer(struct rxe_qp *qp, struct sk_buff *skb)
+{
+	struct rxe_av *av = &qp->pri_av;
+
+	if (skb->protocol == htons(ETH_P_IP))
+		return av->network_type == RXE_NETWORK_TYPE_IPV4 &&
+		       ip_hdr(skb)->saddr == av->dgid_addr._sockaddr_in.sin_addr.s_addr;
+	return av->network_type == RXE_NETWORK_TYPE_IPV6 &&
+	       ipv6_addr_equal(&ipv6_hdr(skb)->saddr,
+			       &av->dgid_addr._sockaddr_in6.sin6_addr);
+}
+
+/*
+ * Reaction point: a packet with opcode 0x81. It consumes the packet and the
+ * device reference rxe's receive path took, like rxe_rcv() does.
+ */
+void rxecc_rcv_cnp(struct rxe_pkt_info *pkt, struct sk_buff *skb)
+{
+	struct rxe_dev *rxe = pkt->rxe;
+	struct rxe_qp *qp = NULL;
+	struct rxecc_cc_config *cfg;
+	enum rxecc_dcqcn_cnp_result res;
+	struct rxecc_dcqcn_rp snap;
+	enum rxe_counters drop;
+	unsigned long flags;
+	bool changed;
+	u32 qpn = bth_qpn(pkt);
+
+	if (pkt->paylen != RXE_BTH_BYTES + RXECC_CNP_RESERVED + RXE_ICRC_SIZE ||
+	    bth_tver(pkt) != BTH_TVER || rxe_icrc_check(skb, pkt)) {
+		drop = RXECC_CNT_RP_CNP_DROP_MALFORMED;
+		goto drop;
+	}
+	if (qpn <= 1 || qpn == IB_MULTICAST_QPN) {
+		drop = RXECC_CNT_RP_CNP_DROP_UNKNOWN_QP;
+		goto drop;
+	}
+	qp = rxe_pool_get_index(&rxe->qp_pool, qpn);
+	if (!qp) {
+		drop = RXECC_CNT_RP_CNP_DROP_UNKNOWN_QP;
+		goto drop;
+	}
+	if (!qp->valid || !rxecc_qp_connected(qp) ||
+	    READ_ONCE(qp->attr.qp_state) != IB_QPS_RTS) {
+		drop = RXECC_CNT_RP_CNP_DROP_QP_STATE;
+		goto drop;
+	}
+	if (!rxecc_cnp_from_peer(qp, skb)) {
+		drop = RXECC_CNT_RP_CNP_DROP_SRC;
+		goto drop;
+	}
+
+	rcu_read_lock();
+	cfg = rcu_dereference(rxecc_cc_cfg);
+	if (!(cfg->rp_enable & BIT(rxecc_qp_prio(qp)))) {
+		rcu_read_unlock();
+		rxe_counter_inc(rxe, RXECC_CNT_RP_CNP_IGNORED);
+		goto out;
+	}
+	spin_lock_irqsave(&qp->cc.lock, flags);
+	changed = !qp->cc.rp.active;
+	res = rxecc_dcqcn_rp_cnp(&qp->cc.rp, &cfg->dcqcn, rxecc_line_kbps(qp),
+				 ktime_get_ns());
+	changed |= res != RXECC_CNP_COALESCED;
+	qp->cc.cnp_handled++;
+	snap = qp->cc.rp;
+	spin_unlock_irqrestore(&qp->cc.lock, flags);
+	rcu_read_unlock();
+
+	rxe_counter_inc(rxe, RXECC_CNT_RP_CNP_HANDLED);
+	trace_rxecc_cnp_handled(dev_name(&rxe->ib_dev.dev), qpn, res, snap.rc,
+				snap.rt, snap.alpha);
+	if (changed)
+		rxecc_trace_rate(qp, &snap);
+	goto out;
+
+drop:
+	rxe_counter_inc(rxe, drop);
+	rxe_counter_inc(rxe, RXECC_CNT_RP_CNP_IGNORED);
+out:
+	if (qp)
+		rxe_put(qp);
+	kfree_skb(skb);
+	ib_device_put(&rxe->ib_dev);
+}
+
+int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct rxe_qp *qp = to_rqp(ibqp);
+	struct rxecc_qp *cc = &qp->cc;
+	struct rxecc_cc_config *cfg;
+	struct rxecc_dcqcn_rp rp;
+	u64 handled, sent, deferred, line = rxecc_line_kbps(qp);
+	unsigned long flags;
+
+	rcu_read_lock();
+	cfg = rcu_dereference(rxecc_cc_cfg);
+	spin_lock_irqsave(&cc->lock, flags);
+	rxecc_dcqcn_rp_advance(&cc->rp, &cfg->dcqcn, line, ktime_get_ns());
+	rp = cc->rp;
+	handled = cc->cnp_handled;
+	sent = cc->cnp_sent;
+	deferred = cc->rl_deferred;
+	spin_unlock_irqrestore(&cc->lock, flags);
+	if (!rp.active) {
+		rp.rc = rxecc_dcqcn_max_kbps(&cfg->dcqcn, line);
+		rp.rt = rp.rc;
+	}
+	rcu_read_unlock();
+
+	if (rdma_nl_put_driver_string(msg, "cc", rp.active ? "limited" : "line-rate") ||
+	    rdma_nl_put_driver_u64(msg, "rc_kbps", rp.rc) ||
+	    rdma_nl_put_driver_u64(msg, "rt_kbps", rp.rt) ||
+	    rdma_nl_put_driver_u32(msg, "alpha_ppm",
+				   (u32)(((u64)rp.alpha * 1000000) >> RXECC_ALPHA_SHIFT)) ||
+	    rdma_nl_put_driver_u32(msg, "t_stage", rp.t_stage) ||
+	    rdma_nl_put_driver_u32(msg, "bc_stage", rp.bc_stage) ||
+	    rdma_nl_put_driver_u64(msg, "cnp_handled", handled) ||
+	    rdma_nl_put_driver_u64(msg, "cnp_sent", sent) ||
+	    rdma_nl_put_driver_u64(msg, "rl_deferred", deferred))
+		return -EMSGSIZE;
+	return 0;
+}
