@@ -54,6 +54,13 @@ fabric_add_host() {
 	fabric_sw ip addr add "10.0.$i.254/24" dev "swp$i"
 	fabric_sw ip addr add "fd00:0:0:$i::fe/64" dev "swp$i" nodad
 	fabric_sw ip link set "swp$i" up
+	# In-order delivery: a veth hands a packet to the receive backlog of the
+	# CPU that transmits it, and two CPUs transmitting one flow's packets
+	# reorder them (the switch port's qdisc is dequeued from whichever CPU
+	# runs it). RoCE assumes an in-order fabric, so steer every port's
+	# receive processing to CPU 0 (RPS).
+	fabric_in "$i" sh -c 'echo 1 > /sys/class/net/eth0/queues/rx-0/rps_cpus'
+	fabric_sw sh -c "echo 1 > /sys/class/net/swp$i/queues/rx-0/rps_cpus"
 	fabric_in "$i" rdma link add "$(fabric_dev "$i")" type "$type" netdev eth0 || return 1
 	wait_for 10 grep -q ACTIVE "/sys/class/infiniband/$(fabric_dev "$i")/ports/1/state" || return 1
 	wait_gid "$(fabric_dev "$i")" "$(fabric_ip "$i")" >/dev/null &&

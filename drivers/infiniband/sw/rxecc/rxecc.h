@@ -94,6 +94,7 @@ void rxecc_qp_reset(struct rxe_qp *qp);
 void rxecc_qp_cleanup(struct rxe_qp *qp);
 u8 rxecc_tx_tos(struct rxe_pkt_info *pkt, struct sk_buff *skb, u8 tclass);
 bool rxecc_rp_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp);
+bool rxecc_rp_ack_req(struct rxe_qp *qp);
 void rxecc_np_rcv(struct rxe_pkt_info *pkt, struct sk_buff *skb);
 void rxecc_rcv_cnp(struct rxe_pkt_info *pkt, struct sk_buff *skb);
 int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);

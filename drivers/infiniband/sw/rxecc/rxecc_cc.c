@@ -243,7 +243,7 @@ static int rxecc_profile_set(const char *val, const struct kernel_param *kp)
 	strim(name);
 	prof = rxecc_dcqcn_profile_find(name);
 	if (prof < 0) {
-		pr_warn("profile: unknown profile '%s' (mlx5, paper)\n", name);
+		pr_warn("profile: unknown profile '%s' (mlx5, paper, lab)\n", name);
 		return -EINVAL;
 	}
 	mutex_lock(&rxecc_cc_mutex);
@@ -276,7 +276,7 @@ static const struct kernel_param_ops rxecc_profile_ops = {
 };
 
 module_param_cb(profile, &rxecc_profile_ops, NULL, 0644);
-MODULE_PARM_DESC(profile, "Load a DCQCN profile: mlx5 (default) or paper; reads custom after a change");
+MODULE_PARM_DESC(profile, "Load a DCQCN profile: mlx5 (default), paper or lab; reads custom after a change");
 
 /* Port speed, under RTNL. */
 static void rxecc_dev_speed_locked(struct rxe_dev *rxe)
@@ -492,6 +492,17 @@ out:
 	if (changed)
 		rxecc_trace_rate(qp, &snap);
 	return wait;
+}
+
+/*
+ * A paced RC QP asks for an ACK with every packet: rxe otherwise asks only at
+ * the end of a message (or every RXE_MAX_PKT_PER_ACK packets), and at a low
+ * rate a long message outlasts the transport timeout, which then retransmits
+ * data that was only held back by the limiter.
+ */
+bool rxecc_rp_ack_req(struct rxe_qp *qp)
+{
+	return READ_ONCE(qp->cc.rp.active);
 }
 
 /* Build and send a CNP to the peer of @qp (its sender of CE-marked data). */

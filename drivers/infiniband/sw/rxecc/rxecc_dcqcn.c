@@ -68,6 +68,7 @@ const unsigned int rxecc_dcqcn_num_params = RXECC_DCQCN_NUM_PARAMS;
 const char *const rxecc_dcqcn_profile_names[RXECC_NUM_PROFILES] = {
 	[RXECC_PROFILE_MLX5] = "mlx5",
 	[RXECC_PROFILE_PAPER] = "paper",
+	[RXECC_PROFILE_LAB] = "lab",
 };
 
 /* ConnectX-5 firmware defaults (mlxconfig dumps, NVIDIA DCQCN parameters). */
@@ -121,6 +122,42 @@ static const struct rxecc_dcqcn_params rxecc_profile_paper = {
 	.np_cnp_prio = 6,
 };
 
+/*
+ * rxecc's own: the paper's rules (Rt = Rc on every cut, one cut per CNP,
+ * F = 5, alpha starting at 1) with times and steps for links of tens of
+ * Mbit/s, where a software switch in a TCG guest marks a few thousand
+ * packets a second: CNPs at most every 100 us, alpha every 200 us with
+ * g = 1/16, increase events every 1 ms of 1 and 5 Mbit/s, the byte counter
+ * every 1 MiB.
+ */
+static const struct rxecc_dcqcn_params rxecc_profile_lab = {
+	.rp_clamp_tgt_rate = 1,
+	.rp_clamp_tgt_rate_ati = 1,
+	.rp_time_reset = 1000,
+	.rp_byte_reset = 16384,
+	.rp_threshold = 5,
+	.rp_ai_rate = 1,
+	.rp_hai_rate = 5,
+	.rp_max_rate = 0,
+	.rp_min_dec_fac = 50,
+	.rp_min_rate = 1,
+	.rp_rate_to_set_on_first_cnp = 0,
+	.rp_dce_tcp_g = 960,
+	.rp_dce_tcp_rtt = 200,
+	.rp_rate_reduce_monitor_period = 0,
+	.rp_initial_alpha_value = 1024,
+	.rp_gd = 11,
+	.np_min_time_between_cnps = 100,
+	.np_cnp_dscp = 48,
+	.np_cnp_prio = 6,
+};
+
+static const struct rxecc_dcqcn_params *const rxecc_profiles[RXECC_NUM_PROFILES] = {
+	[RXECC_PROFILE_MLX5] = &rxecc_profile_mlx5,
+	[RXECC_PROFILE_PAPER] = &rxecc_profile_paper,
+	[RXECC_PROFILE_LAB] = &rxecc_profile_lab,
+};
+
 static bool rxecc_streq(const char *a, const char *b)
 {
 	while (*a && *a == *b) {
@@ -132,7 +169,7 @@ static bool rxecc_streq(const char *a, const char *b)
 
 void rxecc_dcqcn_load_profile(struct rxecc_dcqcn_params *p, enum rxecc_dcqcn_profile prof)
 {
-	*p = prof == RXECC_PROFILE_PAPER ? rxecc_profile_paper : rxecc_profile_mlx5;
+	*p = *rxecc_profiles[prof < RXECC_NUM_PROFILES ? prof : RXECC_PROFILE_MLX5];
 }
 
 int rxecc_dcqcn_profile_find(const char *name)

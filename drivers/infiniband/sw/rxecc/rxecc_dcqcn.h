@@ -65,6 +65,7 @@ extern const unsigned int rxecc_dcqcn_num_params;
 enum rxecc_dcqcn_profile {
 	RXECC_PROFILE_MLX5,	/* ConnectX-5 firmware defaults */
 	RXECC_PROFILE_PAPER,	/* the values of the SIGCOMM 2015 paper */
+	RXECC_PROFILE_LAB,	/* the paper's dynamics at a TCG guest's speed */
 	RXECC_NUM_PROFILES,
 };
 
