@@ -10,6 +10,9 @@
 #   fabric_mtu I MTU                the MTU of host I's link (both ends)
 #   fabric_shape I RATE [LIMIT]     tbf at the switch port towards host I (e.g. 100mbit):
 #                                   that port becomes a bottleneck
+#   fabric_mark I RATE [MIN MAX]    fabric_shape plus RED marking ECN (CE) on ECT packets
+#                                   when its average queue is between MIN and MAX bytes
+#                                   (default 20000 60000): a congestion point for DCQCN
 #   fabric_ns I / fabric_ip I / fabric_ip6 I / fabric_dev I
 #                                   namespace, IPv4, IPv6 address and rdma device of host I
 #   fabric_gid I [6]                the RoCEv2 GID index of host I's IPv4 (or IPv6) address
@@ -81,6 +84,22 @@ fabric_mtu() {
 
 fabric_shape() {
 	fabric_sw tc qdisc replace dev "swp$1" root tbf rate "$2" burst 32kb limit "${3:-256kb}"
+}
+
+fabric_mark() {
+	local min=${3:-20000} max=${4:-60000}
+	fabric_sw tc qdisc del dev "swp$1" root 2>/dev/null
+	fabric_sw tc qdisc add dev "swp$1" root handle 1: tbf rate "$2" burst 32kb limit 1mb || return 1
+	fabric_sw tc qdisc add dev "swp$1" parent 1:1 handle 10: red limit 1000000 \
+		min "$min" max "$max" avpkt 1000 burst $(((2 * min + max) / 3000)) probability 0.2 \
+		ecn bandwidth "$2"
+}
+
+# fabric_backlog I: bytes sent so far and bytes queued now at the switch port
+# towards host I, on one line.
+fabric_backlog() {
+	fabric_sw tc -s qdisc show dev "swp$1" |
+		awk '/Sent/ && !s {s = $2} /backlog/ && !b {b = $2; sub(/b$/, "", b)} END {print s + 0, b + 0}'
 }
 
 fabric_destroy() {

@@ -220,6 +220,7 @@ TEST(DcqcnParams, PaperProfileIsTheSigcommValues) {
 TEST(DcqcnParams, FindByName) {
     EXPECT_EQ(rxecc_dcqcn_profile_find("paper"), RXECC_PROFILE_PAPER);
     EXPECT_EQ(rxecc_dcqcn_profile_find("mlx5"), RXECC_PROFILE_MLX5);
+    EXPECT_EQ(rxecc_dcqcn_profile_find("lab"), RXECC_PROFILE_LAB);
     EXPECT_EQ(rxecc_dcqcn_profile_find("mlx"), -1);
     const int i = rxecc_dcqcn_param_find("rp_ai_rate");
     ASSERT_GE(i, 0);
@@ -613,6 +614,33 @@ TEST(DcqcnSim, FlowsConvergeToFairSharesPaper) {
 TEST(DcqcnSim, FlowsConvergeToFairSharesMlx5) {
     for (const unsigned n : {2U, 4U}) {
         expect_fair(RXECC_PROFILE_MLX5, n, 0.9);
+    }
+}
+
+// The lab profile at the scale of a TCG guest's fabric: a 50 Mbit/s bottleneck
+// marking like fabric_mark (RED, 20 to 60 KB), flows started 200 ms apart.
+TEST(DcqcnSim, LabProfileConvergesAtGuestScale) {
+    for (const unsigned n : {2U, 3U}) {
+        rxecc::sim::Config cfg;
+        cfg.params = profile(RXECC_PROFILE_LAB);
+        cfg.flows = n;
+        cfg.link_gbps = 0.05;
+        cfg.kmin_kb = 20;
+        cfg.kmax_kb = 60;
+        cfg.pmax = 0.2;
+        cfg.delay_us = 50;
+        cfg.stagger_ms = 200;
+        cfg.measure_ms = 2000;
+        cfg.bin_ms = 50;
+        const auto r = rxecc::sim::run(cfg);
+        std::cout << "[ sim      ] lab, " << n << " flows at 50 Mbit/s: Jain " << r.jain
+                  << ", utilisation " << r.utilisation << ", fair from " << r.convergence_ms
+                  << " ms, max queue " << r.max_queue_kb << " KB, " << r.cnps << " CNPs, "
+                  << r.drops << " drops\n";
+        EXPECT_GE(r.jain, 0.95);
+        EXPECT_GE(r.utilisation, 0.85);
+        EXPECT_EQ(r.drops, 0U);
+        EXPECT_GE(r.convergence_ms, 0.0);
     }
 }
 

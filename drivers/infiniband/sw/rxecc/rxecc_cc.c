@@ -21,6 +21,7 @@
 #include <linux/rtnetlink.h>
 #include <net/inet_ecn.h>
 #include <net/ipv6.h>
+#include <rdma/rdma_netlink.h>
 #include <rdma/restrack.h>
 #include "rxe.h"
 #include "rxe_loc.h"
@@ -628,6 +629,7 @@ void rxecc_rcv_cnp(struct rxe_pkt_info *pkt, struct sk_buff *skb)
 	enum rxecc_dcqcn_cnp_result res;
 	struct rxecc_dcqcn_rp snap;
 	enum rxe_counters drop;
+	enum ib_qp_state state;
 	unsigned long flags;
 	bool changed;
 	u32 qpn = bth_qpn(pkt);
@@ -646,8 +648,13 @@ void rxecc_rcv_cnp(struct rxe_pkt_info *pkt, struct sk_buff *skb)
 		drop = RXECC_CNT_RP_CNP_DROP_UNKNOWN_QP;
 		goto drop;
 	}
+	/*
+	 * A QP sends data in RTS (requests) and from RTR on (RDMA READ
+	 * responses: a perftest server stays in RTR).
+	 */
+	state = READ_ONCE(qp->attr.qp_state);
 	if (!qp->valid || !rxecc_qp_connected(qp) ||
-	    READ_ONCE(qp->attr.qp_state) != IB_QPS_RTS) {
+	    (state != IB_QPS_RTR && state != IB_QPS_RTS && state != IB_QPS_SQD)) {
 		drop = RXECC_CNT_RP_CNP_DROP_QP_STATE;
 		goto drop;
 	}
@@ -696,6 +703,7 @@ int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	struct rxecc_qp *cc = &qp->cc;
 	struct rxecc_cc_config *cfg;
 	struct rxecc_dcqcn_rp rp;
+	struct nlattr *table;
 	u64 handled, sent, deferred, line = rxecc_line_kbps(qp);
 	unsigned long flags;
 
@@ -714,6 +722,9 @@ int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	}
 	rcu_read_unlock();
 
+	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
 	if (rdma_nl_put_driver_string(msg, "cc", rp.active ? "limited" : "line-rate") ||
 	    rdma_nl_put_driver_u64(msg, "rc_kbps", rp.rc) ||
 	    rdma_nl_put_driver_u64(msg, "rt_kbps", rp.rt) ||
@@ -723,7 +734,10 @@ int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	    rdma_nl_put_driver_u32(msg, "bc_stage", rp.bc_stage) ||
 	    rdma_nl_put_driver_u64(msg, "cnp_handled", handled) ||
 	    rdma_nl_put_driver_u64(msg, "cnp_sent", sent) ||
-	    rdma_nl_put_driver_u64(msg, "rl_deferred", deferred))
+	    rdma_nl_put_driver_u64(msg, "rl_deferred", deferred)) {
+		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, table);
 	return 0;
 }

@@ -1,0 +1,436 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# DCQCN on a one-guest fabric (fabric.sh): h2 and h3 send to h1 through a
+# switch port that is the bottleneck (tbf) and marks CE on ECT packets (RED
+# with ecn); h4 is an off-path host.
+#   - module parameters: profiles, range checks, nothing changed on bad input;
+#   - 2:1 incast with DCQCN off, then on: CNPs generated and handled, the
+#     limiter paces, transfers complete, the switch queue is shorter;
+#   - tshark: the CNP format, ECT on data, Not-ECT on CNPs, CE packets
+#     accepted; CNPs of a QP never closer than np_min_time_between_cnps;
+#   - RDMA READ: CE on read responses throttles the responder;
+#   - rates fall under congestion and recover once it ends (rdma res -dd);
+#   - hand-made CNPs: unknown QP, wrong state, wrong source, bad ICRC are
+#     counted and dropped; a valid one cuts the rate;
+#   - tracepoints.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/fabric.sh"
+need_root
+ITERS=${ITERS:-200}
+RATE=50mbit
+P=/sys/module/rdma_rxecc/parameters
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+ktap_header
+ktap_plan 15
+
+modules_unload >/dev/null 2>&1
+rxecc_load || { ktap_fail "load rdma_rxecc"; ktap_finished; }
+for t in tshark python3; do
+	command -v $t >/dev/null || { ktap_fail "$t is installed"; ktap_finished; }
+done
+
+# ---- parameters --------------------------------------------------------
+params_check() {
+	[ "$(cat $P/profile)" = mlx5 ] || { echo "default profile $(cat $P/profile)"; return 1; }
+	[ "$(cat $P/rp_time_reset)" = 300 ] && [ "$(cat $P/rp_dce_tcp_g)" = 1019 ] &&
+		[ "$(cat $P/np_cnp_dscp)" = 48 ] && [ "$(cat $P/ecn)" = 2 ] &&
+		[ "$(cat $P/rp_enable)" = 0xff ] || { grep . $P/*; return 1; }
+	echo paper > $P/profile || return 1
+	[ "$(cat $P/np_min_time_between_cnps)" = 50 ] && [ "$(cat $P/rp_threshold)" = 5 ] || return 1
+	echo 7 > $P/rp_threshold || return 1
+	[ "$(cat $P/profile)" = custom ] || return 1
+	local bad
+	for bad in "rp_min_dec_fac 0" "rp_min_dec_fac 101" "np_cnp_prio 8" "rp_enable 256" "ecn 3" \
+		"rp_gd 16" "rp_time_reset abc" "profile mlx4"; do
+		set -- $bad
+		local before
+		before=$(cat "$P/$1")
+		if echo "$2" > "$P/$1" 2>/dev/null; then echo "$1=$2 accepted"; return 1; fi
+		[ "$(cat "$P/$1")" = "$before" ] || { echo "$1 changed by a rejected write"; return 1; }
+	done
+	dmesg | grep -q "rp_min_dec_fac: 0 is outside 1..100" || { echo "no range message"; return 1; }
+	echo mlx5 > $P/profile
+}
+ktap_result "parameters: mlx5 profile by default, paper loads, bad values rejected with nothing changed" params_check
+
+# The lab profile: the paper's rules at the speed of this guest's fabric.
+use_dcqcn() {	# on|off; also (re)installs the marking bottleneck towards h1
+	fabric_mark 1 $RATE || return 1
+	echo lab > $P/profile && echo 2 > $P/ecn || return 1
+	if [ "$1" = on ]; then
+		echo 0xff > $P/rp_enable && echo 0xff > $P/np_enable
+	else
+		echo 0 > $P/rp_enable && echo 0 > $P/np_enable
+	fi
+}
+
+fabric_init
+for i in 1 2 3 4; do
+	fabric_add_host $i || { ktap_fail "fabric host $i"; ktap_finished; }
+done
+mountpoint -q /sys/kernel/tracing || mount -t tracefs none /sys/kernel/tracing
+TR=/sys/kernel/tracing
+echo 16384 > $TR/buffer_size_kb
+echo 1 > $TR/events/rxecc/enable || { ktap_fail "rxecc tracepoints"; ktap_finished; }
+
+cnt() { port_counter "h$1" "$2"; }
+declare -A C0
+snap() { local k; for k in "$@"; do C0[$k]=$(cnt ${k%%:*} ${k#*:}); done; }
+delta() { echo $(($(cnt ${1%%:*} ${1#*:}) - C0[$1])); }
+COUNTERS="1:np_cnp_sent 1:np_ecn_marked_roce_packets 1:rcvd_pkts 1:duplicate_request 2:rp_cnp_handled \
+3:rp_cnp_handled 2:rp_tx_deferred 3:rp_tx_deferred 2:completer_retry_err 3:completer_retry_err \
+2:np_cnp_sent 3:np_cnp_sent 1:rp_cnp_handled"
+
+# incast NAME TOOL [ARGS]: h2 and h3 run TOOL as clients against servers on
+# h1, at the same time, ITERS x 64 KiB each; the switch queue towards h1 is
+# sampled meanwhile. Fails unless both complete all iterations.
+incast() {
+	local name=$1 tool=$2 i pids=() rc=0
+	shift 2
+	snap $COUNTERS
+	for i in 2 3; do
+		fabric_in 1 timeout 150 "$tool" -d h1 -x "$(fabric_gid 1)" -F -s 65536 -n "$ITERS" \
+			-p $((18700 + i)) "$@" >"$LOGDIR/$name.s$i.log" 2>&1 &
+		pids+=($!)
+	done
+	wait_for 15 bash -c "[ \$(ip netns exec $(fabric_ns 1) ss -Hltn | wc -l) -ge 2 ]"
+	for i in 2 3; do
+		client_run "$LOGDIR/$name.c$i.log" ip netns exec "$(fabric_ns $i)" \
+			"$tool" -d "h$i" -x "$(fabric_gid $i)" -F -s 65536 -n "$ITERS" -p $((18700 + i)) "$@" \
+			"$(fabric_ip 1)" >/dev/null &
+		pids+=($!)
+	done
+	: >"$LOGDIR/$name.backlog"
+	while kill -0 "${pids[2]}" 2>/dev/null || kill -0 "${pids[3]}" 2>/dev/null; do
+		fabric_backlog 1 >>"$LOGDIR/$name.backlog"
+		sleep 0.2
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	for i in 2 3; do
+		local it
+		it=$(perftest_value "$LOGDIR/$name.s$i.log" "#iterations") || it=0
+		[ "$it" = "$ITERS" ] || { echo "h$i: $it of $ITERS iterations"; rc=1; }
+	done
+	local k
+	for k in $COUNTERS; do echo "$name: h${k%%:*} ${k#*:} +$(delta "$k")"; done
+	echo "$name: mean switch backlog while it sent: $(busy_backlog "$LOGDIR/$name.backlog") B"
+	return $rc
+}
+# busy_backlog FILE: the mean queue (bytes) over the samples ("sent backlog")
+# taken while the port was sending.
+busy_backlog() {
+	awk 'NR > 1 && $1 > last {sum += $2; n++} {last = $1} END {print (n ? int(sum / n) : 0)}' "$1"
+}
+
+# ---- 2:1 incast without and with DCQCN ----------------------------------
+off_run() {
+	use_dcqcn off && incast off ib_write_bw || return 1
+	OFF_BACKLOG=$(busy_backlog "$LOGDIR/off.backlog") OFF_MARKS=$(delta 1:np_ecn_marked_roce_packets)
+	echo "mean backlog $OFF_BACKLOG B, $OFF_MARKS CE-marked packets"
+	[ "$OFF_MARKS" -gt 0 ] && [ "$(delta 1:np_cnp_sent)" -eq 0 ] && [ "$(delta 2:rp_tx_deferred)" -eq 0 ]
+}
+ktap_result "2:1 incast, DCQCN off: both complete, packets CE-marked, no CNP, nothing paced" off_run
+
+echo > $TR/trace
+fabric_in 1 timeout 200 dumpcap -q -i eth0 -s 128 -w "$LOGDIR/on.h1.pcap" >/dev/null 2>&1 &
+CAP1=$!
+fabric_in 2 timeout 200 dumpcap -q -i eth0 -s 128 -w "$LOGDIR/on.h2.pcap" >/dev/null 2>&1 &
+CAP2=$!
+sleep 3
+on_run() {
+	use_dcqcn on && incast on ib_write_bw || return 1
+	[ "$(delta 1:np_cnp_sent)" -gt 0 ] && [ "$(delta 2:rp_cnp_handled)" -gt 0 ] &&
+		[ "$(delta 3:rp_cnp_handled)" -gt 0 ]
+}
+ktap_result "2:1 incast, DCQCN on: both complete, CNPs sent by h1 and handled by h2 and h3" on_run
+ON_MARKS=$(delta 1:np_ecn_marked_roce_packets)
+ON_CNPS=$(delta 1:np_cnp_sent)
+sleep 1
+kill -INT $CAP1 $CAP2 2>/dev/null
+wait $CAP1 $CAP2 2>/dev/null
+
+paced() {
+	echo "h2 +$(delta 2:rp_tx_deferred), h3 +$(delta 3:rp_tx_deferred) limiter deferrals"
+	[ "$(delta 2:rp_tx_deferred)" -gt 0 ] && [ "$(delta 3:rp_tx_deferred)" -gt 0 ]
+}
+ktap_result "2:1 incast, DCQCN on: both senders were held back by their rate limiter" paced
+shorter_queue() {
+	local on
+	on=$(busy_backlog "$LOGDIR/on.backlog")
+	echo "mean switch backlog while sending: DCQCN off $OFF_BACKLOG B, on $on B;" \
+		"CE marks: off $OFF_MARKS, on $ON_MARKS"
+	[ "$on" -lt $((OFF_BACKLOG / 2)) ] && [ "$ON_MARKS" -lt "$OFF_MARKS" ]
+}
+ktap_result "2:1 incast: DCQCN keeps the bottleneck queue under half of its length without, with fewer marks" shorter_queue
+
+# ---- on the wire ---------------------------------------------------------
+qpn_of() {	# qpn_of DEV: the RC QPs of DEV, from the trace of the 'on' run
+	grep -oE "rxecc_cnp_handled: dev=$1 qpn=[0-9]+" $TR/trace | grep -oE '[0-9]+$' | sort -u
+}
+cnp_format() {
+	local f="$LOGDIR/on.h1.pcap" n bad qps
+	n=$(tshark -r "$f" -Y 'infiniband.bth.opcode == 0x81' 2>/dev/null | wc -l)
+	echo "$n CNPs captured at h1 (np_cnp_sent +$ON_CNPS)"
+	[ "$n" -gt 0 ] || return 1
+	# Every CNP: 74 bytes, UDP 4791, BECN only, P_Key 0xffff, PSN 0, DSCP 48,
+	# Not-ECT, 16 zero bytes, sent to the QP of h2 or h3 that sends data.
+	qps=$( (qpn_of h2; qpn_of h3) | sort -u | tr '\n' ' ')
+	echo "sender QPs: $qps"
+	bad=$(tshark -r "$f" -Y 'infiniband.bth.opcode == 0x81' -T fields -e frame.len -e udp.dstport \
+		-e udp.payload -e infiniband.bth.p_key -e infiniband.bth.psn -e ip.dsfield.dscp \
+		-e ip.dsfield.ecn -e infiniband.bth.destqp 2>/dev/null |
+		python3 -c '
+import sys
+qps = {int(q) for q in sys.argv[1].split()}
+bad = 0
+for line in sys.stdin:
+    ln, port, pl, pkey, psn, dscp, ecn, dqp = line.split("\t")
+    b = bytes.fromhex(pl.replace(":", ""))
+    ok = (ln == "74" and port == "4791" and len(b) == 32 and b[0] == 0x81 and b[4] == 0x40
+          and b[1] == 0 and int(pkey, 0) == 0xffff and psn == "0" and dscp == "48" and ecn == "0"
+          and b[12:28] == bytes(16) and int(dqp, 16) in qps)
+    if not ok:
+        bad += 1
+        if bad < 4:
+            print("bad CNP:", line.strip(), file=sys.stderr)
+print(bad)' "$qps")
+	echo "$bad malformed"
+	[ "$bad" = 0 ]
+}
+ktap_result "tshark: CNPs are 74 B, opcode 0x81, BECN, P_Key 0xffff, PSN 0, DSCP 48, Not-ECT, to the sender's QP" cnp_format
+ecn_on_wire() {
+	local f1="$LOGDIR/on.h1.pcap" f2="$LOGDIR/on.h2.pcap" sent ce ect
+	# At the sender: data and ACKs ECT(0), never CE; CNPs arrive Not-ECT.
+	sent=$(tshark -r "$f2" -Y 'infiniband && ip.src == 10.0.2.1' -T fields -e ip.dsfield.ecn 2>/dev/null | sort | uniq -c)
+	echo "h2 sends (count, ECN): $sent"
+	[ "$(echo "$sent" | awk '$2 != 2' | wc -l)" -eq 0 ] && [ -n "$sent" ] || return 1
+	[ "$(tshark -r "$f2" -Y 'infiniband.bth.opcode == 0x81 && ip.dsfield.ecn != 0' 2>/dev/null | wc -l)" -eq 0 ] || return 1
+	# At the receiver: CE-marked data arrives and every one is accepted
+	# (np_ecn_marked_roce_packets counts after the header and ICRC checks).
+	ce=$(tshark -r "$f1" -Y 'infiniband && ip.dst == 10.0.1.1 && ip.dsfield.ecn == 3' 2>/dev/null | wc -l)
+	ect=$(tshark -r "$f1" -Y 'infiniband && ip.dst == 10.0.1.1 && ip.dsfield.ecn == 2' 2>/dev/null | wc -l)
+	echo "h1 receives $ce CE and $ect ECT(0) RoCE packets; np_ecn_marked_roce_packets +$ON_MARKS"
+	[ "$ce" -gt 0 ] && [ "$ce" -eq "$ON_MARKS" ]
+}
+ktap_result "tshark: data ECT(0) at the sender, CNPs Not-ECT, every CE-marked packet accepted by h1" ecn_on_wire
+
+cnp_spacing() {
+	local gap_us=10000 f="$LOGDIR/gap.h1.pcap" cap
+	use_dcqcn on && echo $gap_us > $P/np_min_time_between_cnps || return 1
+	fabric_in 1 timeout 200 dumpcap -q -i eth0 -f 'udp dst port 4791 and src host 10.0.1.1' -s 96 -w "$f" >/dev/null 2>&1 &
+	cap=$!
+	sleep 3
+	incast gap ib_write_bw
+	local rc=$?
+	sleep 1
+	kill -INT $cap; wait $cap 2>/dev/null
+	[ $rc -eq 0 ] || return 1
+	# A QP is its address and number: h2 and h3 can have QPs of one number.
+	tshark -r "$f" -Y 'infiniband.bth.opcode == 0x81' -T fields -e frame.time_epoch -e ip.dst \
+		-e infiniband.bth.destqp 2>/dev/null |
+		python3 -c '
+import sys
+gap = float(sys.argv[1]) / 1e6
+last, mins, n = {}, {}, 0
+for line in sys.stdin:
+    t, dst, dqp = line.split()
+    qp = dst + "/" + dqp
+    t = float(t); n += 1
+    if qp in last:
+        mins[qp] = min(mins.get(qp, 1e9), t - last[qp])
+    last[qp] = t
+print("%d CNPs, smallest gap per QP (us): %s" % (n, {q: round(v * 1e6) for q, v in mins.items()}))
+# The driver spaces its decisions by the gap; the capture stamps the
+# transmission, which a TCG vCPU stall (up to about a millisecond) can delay
+# for one CNP and not the next: 10 % of the gap is allowed for that.
+sys.exit(0 if n > 1 and mins and min(mins.values()) >= gap * 0.9 else 1)' $gap_us
+}
+ktap_result "np_min_time_between_cnps 10 ms: the CNPs of each QP are 10 ms apart on the wire (less 10 % capture jitter)" cnp_spacing
+
+read_run() {
+	# h1 reads from h2 and h3: the read responses cross the bottleneck, h1
+	# sends CNPs to the responders, whose read responses are paced.
+	use_dcqcn on || return 1
+	local i pids=() rc=0
+	snap $COUNTERS
+	for i in 2 3; do
+		fabric_in $i timeout 150 ib_read_bw -d "h$i" -x "$(fabric_gid $i)" -F -s 65536 -n "$ITERS" \
+			-p $((18800 + i)) >"$LOGDIR/read.s$i.log" 2>&1 &
+		pids+=($!)
+	done
+	sleep 2
+	for i in 2 3; do
+		client_run "$LOGDIR/read.c$i.log" ip netns exec "$(fabric_ns 1)" ib_read_bw -d h1 \
+			-x "$(fabric_gid 1)" -F -s 65536 -n "$ITERS" -p $((18800 + i)) "$(fabric_ip $i)" >/dev/null &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	local k
+	for k in $COUNTERS; do echo "read: h${k%%:*} ${k#*:} +$(delta "$k")"; done
+	[ $rc -eq 0 ] && [ "$(delta 1:np_cnp_sent)" -gt 0 ] && [ "$(delta 2:rp_cnp_handled)" -gt 0 ] &&
+		[ "$(delta 3:rp_cnp_handled)" -gt 0 ] && [ "$(delta 2:rp_tx_deferred)" -gt 0 ]
+}
+ktap_result "RDMA READ 2:1: CE on read responses gives CNPs to the responders, which pace their responses" read_run
+
+# ---- rates fall and recover ------------------------------------------------
+qp_cc() {	# qp_cc DEV: the cc attributes of DEV's RC QPs (rdma res show qp -dd)
+	rdma res show qp -dd | grep -E "link $1/1 .*type RC" |
+		grep -oE 'cc [a-z-]+|rc_kbps [0-9]+|rt_kbps [0-9]+|alpha_ppm [0-9]+|cnp_handled [0-9]+' | tr '\n' ' '
+}
+recover() {
+	use_dcqcn on || return 1
+	fabric_in 1 timeout 120 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -D 24 -p 18900 \
+		>"$LOGDIR/recover.s.log" 2>&1 &
+	local spid=$!
+	sleep 2
+	fabric_in 2 timeout 120 ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 65536 -D 24 -p 18900 \
+		"$(fabric_ip 1)" >"$LOGDIR/recover.c.log" 2>&1 &
+	local cpid=$! congested free rc=0
+	sleep 10
+	congested=$(qp_cc h2)
+	echo "h2 while congested: $congested"
+	# The congestion ends: the bottleneck goes away.
+	fabric_sw tc qdisc del dev swp1 root
+	sleep 8
+	free=$(qp_cc h2)
+	echo "h2 8 s after the bottleneck went: $free"
+	wait $cpid || rc=1
+	wait $spid || rc=1
+	fabric_mark 1 $RATE || rc=1
+	[ $rc -eq 0 ] || return 1
+	local rc_c
+	rc_c=$(echo "$congested" | grep -oE 'rc_kbps [0-9]+' | grep -oE '[0-9]+')
+	# 50 Mbit/s shared by nobody else: the rate sits far below the 10 Gbit/s
+	# of the veth; afterwards the limiter is released (line rate).
+	echo "$congested" | grep -q 'cc limited' && [ "${rc_c:-999999999}" -lt 1000000 ] &&
+		echo "$free" | grep -q 'cc line-rate' &&
+		grep -qE "rxecc_rate: dev=h2 .*event=release" $TR/trace
+}
+ktap_result "one flow through the bottleneck: Rc below 1 Gbit/s while congested, limiter released once it ends" recover
+
+# ---- hand-made CNPs --------------------------------------------------------
+crafted() {
+	use_dcqcn on || return 1
+	# A live RC connection h2 -> h1 (no bottleneck needed) and a QP in INIT
+	# on h3.
+	fabric_sw tc qdisc del dev swp1 root
+	fabric_in 1 timeout 60 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -D 25 -p 18910 \
+		>"$LOGDIR/crafted.s.log" 2>&1 &
+	local spid=$!
+	sleep 2
+	fabric_in 2 timeout 60 ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 4096 -D 25 -p 18910 \
+		"$(fabric_ip 1)" >"$LOGDIR/crafted.c.log" 2>&1 &
+	local cpid=$!
+	# ibv_rc_pingpong's server creates its QP and moves it to INIT before it
+	# waits for the client (perftest's server creates it only after).
+	fabric_in 3 timeout 60 ibv_rc_pingpong -d h3 -g "$(fabric_gid 3)" -p 18911 >"$LOGDIR/crafted.init.log" 2>&1 &
+	local ipid=$!
+	wait_for 15 bash -c "rdma res show qp | grep -qE 'link h2/1 .*type RC state RTS'" &&
+		wait_for 15 bash -c "rdma res show qp | grep -qE 'link h3/1 .*type RC state (INIT|RESET)'" ||
+		{ rdma res show qp; cat "$LOGDIR/crafted.init.log"; kill $spid $cpid $ipid; return 1; }
+	local q2 q3 rc=0
+	q2=$(rdma res show qp | grep -E 'link h2/1 .*type RC' | grep -oE 'lqpn [0-9]+' | grep -oE '[0-9]+' | head -n 1)
+	q3=$(rdma res show qp | grep -E 'link h3/1 .*type RC' | grep -oE 'lqpn [0-9]+' | grep -oE '[0-9]+' | head -n 1)
+	echo "h2 live QP $q2, h3 QP $q3 not connected: $(rdma res show qp | grep -E 'link h3/1 .*type RC')"
+	echo "h2 before: $(qp_cc h2)"
+	snap 2:rp_cnp_drop_unknown_qp 2:rp_cnp_drop_src_mismatch 3:rp_cnp_drop_qp_state \
+		2:rp_cnp_drop_malformed 2:rp_cnp_handled 2:rp_cnp_ignored 3:rp_cnp_ignored
+	local h1=$(fabric_ip 1) h2=$(fabric_ip 2) h3=$(fabric_ip 3) h4=$(fabric_ip 4)
+	fabric_in 1 python3 "$HERE/roce_pkt.py" --src "$h1" --dst "$h2" --dqpn 0x7abcd --count 3 &&
+		fabric_in 4 python3 "$HERE/roce_pkt.py" --src "$h4" --dst "$h2" --dqpn "$q2" --count 4 &&
+		fabric_in 1 python3 "$HERE/roce_pkt.py" --src "$h1" --dst "$h3" --dqpn "$q3" --count 2 &&
+		fabric_in 1 python3 "$HERE/roce_pkt.py" --src "$h1" --dst "$h2" --dqpn "$q2" --bad-icrc &&
+		fabric_in 1 python3 "$HERE/roce_pkt.py" --src "$h1" --dst "$h2" --dqpn "$q2" --reserved 8 || rc=1
+	sleep 1
+	local unknown src state bad handled
+	unknown=$(delta 2:rp_cnp_drop_unknown_qp) src=$(delta 2:rp_cnp_drop_src_mismatch)
+	state=$(delta 3:rp_cnp_drop_qp_state) bad=$(delta 2:rp_cnp_drop_malformed)
+	handled=$(delta 2:rp_cnp_handled)
+	echo "dropped: unknown QP +$unknown, wrong source +$src, QP in INIT +$state, malformed +$bad;" \
+		"handled +$handled; ignored h2 +$(delta 2:rp_cnp_ignored) h3 +$(delta 3:rp_cnp_ignored)"
+	echo "h2 after the bad ones: $(qp_cc h2)"
+	qp_cc h2 | grep -q 'cc line-rate' || rc=1
+	[ "$unknown" = 3 ] && [ "$src" = 4 ] && [ "$state" = 2 ] && [ "$bad" = 2 ] && [ "$handled" = 0 ] &&
+		[ "$(delta 2:rp_cnp_ignored)" = 9 ] || rc=1
+	# A valid CNP from the peer cuts the rate of the live QP.
+	fabric_in 1 python3 "$HERE/roce_pkt.py" --src "$h1" --dst "$h2" --dqpn "$q2" || rc=1
+	sleep 0.2
+	echo "h2 after a valid CNP: $(qp_cc h2); handled +$(delta 2:rp_cnp_handled)"
+	[ "$(delta 2:rp_cnp_handled)" = 1 ] && qp_cc h2 | grep -qE 'cnp_handled 1( |$)' || rc=1
+	kill $ipid 2>/dev/null
+	wait $cpid || rc=1
+	wait $spid || rc=1
+	wait $ipid 2>/dev/null
+	fabric_mark 1 $RATE || rc=1
+	return $rc
+}
+ktap_result "hand-made CNPs: unknown QP, off-path source, QP in INIT and malformed ones counted and dropped; a valid one is handled" crafted
+
+tracepoints() {
+	local e n
+	for e in rxecc_cnp_sent rxecc_cnp_handled rxecc_rate; do
+		n=$(grep -c "$e:" $TR/trace)
+		echo "$e: $n events"
+		[ "$n" -gt 0 ] || return 1
+	done
+	grep -m 3 "rxecc_rate:" $TR/trace
+	grep -qE "rxecc_rate: .*event=cut" $TR/trace && grep -qE "rxecc_rate: .*event=timer" $TR/trace
+}
+ktap_result "tracepoints: rxecc_cnp_sent, rxecc_cnp_handled and rxecc_rate (cuts and timer increases) recorded" tracepoints
+
+ipv6_run() {
+	use_dcqcn on || return 1
+	local i pids=() rc=0
+	snap $COUNTERS
+	for i in 2 3; do
+		fabric_in 1 timeout 150 ib_write_bw -d h1 -x "$(fabric_gid 1 6)" -F -s 65536 -n "$ITERS" \
+			-p $((18920 + i)) >"$LOGDIR/v6.s$i.log" 2>&1 &
+		pids+=($!)
+	done
+	sleep 2
+	for i in 2 3; do
+		client_run "$LOGDIR/v6.c$i.log" ip netns exec "$(fabric_ns $i)" ib_write_bw -d "h$i" \
+			-x "$(fabric_gid $i 6)" -F -s 65536 -n "$ITERS" -p $((18920 + i)) "$(fabric_ip 1)" >/dev/null &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	echo "h1 np_cnp_sent +$(delta 1:np_cnp_sent), h2 rp_cnp_handled +$(delta 2:rp_cnp_handled)," \
+		"h3 rp_cnp_handled +$(delta 3:rp_cnp_handled)"
+	[ $rc -eq 0 ] && [ "$(delta 1:np_cnp_sent)" -gt 0 ] && [ "$(delta 2:rp_cnp_handled)" -gt 0 ] &&
+		[ "$(delta 3:rp_cnp_handled)" -gt 0 ]
+}
+ktap_result "2:1 incast over IPv6 GIDs: CNPs sent and handled" ipv6_run
+
+live_change() {
+	# Switching the reaction point off releases limited QPs at their next
+	# packet; switching it back on works without re-creating anything.
+	use_dcqcn on || return 1
+	fabric_in 1 timeout 60 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -D 12 -p 18930 \
+		>"$LOGDIR/live.s.log" 2>&1 &
+	local spid=$!
+	sleep 2
+	fabric_in 2 timeout 60 ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 65536 -D 12 -p 18930 \
+		"$(fabric_ip 1)" >"$LOGDIR/live.c.log" 2>&1 &
+	local cpid=$! rc=0 a b
+	sleep 5
+	a=$(qp_cc h2)
+	echo 0 > $P/rp_enable
+	sleep 2
+	b=$(qp_cc h2)
+	echo 0xff > $P/rp_enable
+	echo "rp on: $a"
+	echo "rp off: $b"
+	wait $cpid || rc=1
+	wait $spid || rc=1
+	[ $rc -eq 0 ] && echo "$a" | grep -q 'cc limited' && echo "$b" | grep -q 'cc line-rate'
+}
+ktap_result "rp_enable changed on a live, limited QP: released at once, traffic keeps going" live_change
+
+cleanup_check() {
+	echo 0 > $TR/events/rxecc/enable
+	fabric_destroy
+	modules_unload
+}
+ktap_result "devices deleted and the module unloaded (timers cancelled, references released)" cleanup_check
+ktap_finished
