@@ -2,7 +2,8 @@
 # Guest side of `make bench`: stock rdma_rxe and rdma_rxecc measured
 # alternately in this one boot (the order flips every round, the modules are
 # swapped between runs), loopback through one device on a veth:
-#   ib_write_bw and ib_read_bw at 64 KiB, ib_send_lat at 2 B.
+#   ib_write_bw and ib_read_bw at 64 KiB, ib_send_lat at 2 B; rdma_rxecc with
+#   DCQCN enabled as it loads (no congestion: the cost of the hooks).
 # Reports go to $BENCH_OUT/<round>/<rxe|rxecc>/<test>.log.
 source "$RXECC_TOP/selftests/rxecc/lib.sh"
 ROUNDS=${ROUNDS:-5}
@@ -20,6 +21,14 @@ measure() {
 	mkdir -p "$dir"
 	modules_unload || return 1
 	if [ "$mod" = rxecc ]; then rxecc_load; else rxe_load; fi || return 1
+	if [ "$mod" = rxecc ]; then
+		# rdma_rxecc as loaded: DCQCN on (mlx5 profile, ECT(0) on data, the
+		# gates and hooks all in the path), no congestion on a loopback.
+		local p=/sys/module/rdma_rxecc/parameters
+		echo "rdma_rxecc: profile $(cat $p/profile) rp_enable $(cat $p/rp_enable)" \
+			"np_enable $(cat $p/np_enable) ecn $(cat $p/ecn)"
+		[ "$(cat $p/rp_enable)" = 0xff ] && [ "$(cat $p/np_enable)" = 0xff ] || return 1
+	fi
 	rdma_link_add b0 "$mod" d0 || return 1
 	local g
 	g=$(wait_gid b0 $IP) || return 1

@@ -10,9 +10,10 @@
 #   fabric_mtu I MTU                the MTU of host I's link (both ends)
 #   fabric_shape I RATE [LIMIT]     tbf at the switch port towards host I (e.g. 100mbit):
 #                                   that port becomes a bottleneck
-#   fabric_mark I RATE [MIN MAX]    fabric_shape plus RED marking ECN (CE) on ECT packets
+#   fabric_mark I RATE [MIN MAX]    a congestion point for DCQCN at the switch port towards
+#                                   host I: tbf at RATE, then RED marking CE on ECT packets
 #                                   when its average queue is between MIN and MAX bytes
-#                                   (default 20000 60000): a congestion point for DCQCN
+#                                   (default 20000 60000); TCP bypasses both (own band)
 #   fabric_ns I / fabric_ip I / fabric_ip6 I / fabric_dev I
 #                                   namespace, IPv4, IPv6 address and rdma device of host I
 #   fabric_gid I [6]                the RoCEv2 GID index of host I's IPv4 (or IPv6) address
@@ -87,12 +88,21 @@ fabric_shape() {
 }
 
 fabric_mark() {
-	local min=${3:-20000} max=${4:-60000}
-	fabric_sw tc qdisc del dev "swp$1" root 2>/dev/null
-	fabric_sw tc qdisc add dev "swp$1" root handle 1: tbf rate "$2" burst 32kb limit 1mb || return 1
-	fabric_sw tc qdisc add dev "swp$1" parent 1:1 handle 10: red limit 1000000 \
+	local min=${3:-20000} max=${4:-60000} dev="swp$1"
+	fabric_sw tc qdisc del dev "$dev" root 2>/dev/null
+	# Band 2 (everything but TCP): tbf, then RED marking CE on ECT packets.
+	# Band 1: TCP (perftest's and rdma_cm's connection setup), which is not
+	# ECN-capable, so that RED does not drop it while RoCE fills the queue.
+	fabric_sw tc qdisc add dev "$dev" root handle 1: prio bands 2 \
+		priomap 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 || return 1
+	fabric_sw tc qdisc add dev "$dev" parent 1:2 handle 2: tbf rate "$2" burst 32kb limit 1mb || return 1
+	fabric_sw tc qdisc add dev "$dev" parent 2:1 handle 20: red limit 1000000 \
 		min "$min" max "$max" avpkt 1000 burst $(((2 * min + max) / 3000)) probability 0.2 \
-		ecn bandwidth "$2"
+		ecn bandwidth "$2" || return 1
+	fabric_sw tc filter add dev "$dev" parent 1: protocol ip prio 1 u32 \
+		match ip protocol 6 0xff flowid 1:1 &&
+		fabric_sw tc filter add dev "$dev" parent 1: protocol ipv6 prio 2 u32 \
+			match ip6 protocol 6 0xff flowid 1:1
 }
 
 # fabric_backlog I: bytes sent so far and bytes queued now at the switch port

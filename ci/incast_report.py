@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Summarise ci/guest/incast.sh: incast_report.py DIR RATE (e.g. 50mbit)."""
+import os
+import re
+import subprocess
+import sys
+
+PAYLOAD = 1024  # bytes of payload per data packet (path MTU 1024, 64 KiB messages)
+
+
+def rate_bps(rate):
+    m = re.fullmatch(r"([0-9.]+)([kmg]?)bit", rate.lower())
+    return float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
+
+
+def counters(path):
+    c = {}
+    for line in open(path):
+        host, name, value = line.split()
+        c[(host, name)] = int(value)
+    return c
+
+
+def goodput(pcap):
+    out = subprocess.run(["tshark", "-r", pcap, "-Y", "infiniband && ip.dst == 10.0.1.1",
+                          "-T", "fields", "-e", "frame.time_epoch", "-e", "ip.src",
+                          "-e", "infiniband.bth.psn"], capture_output=True, text=True).stdout
+    pkts = {}
+    for line in out.splitlines():
+        t, src, psn = line.split("\t")
+        pkts.setdefault(src, []).append((float(t), int(psn)))
+    if not pkts:
+        return {}, 0.0
+    start = max(p[0][0] for p in pkts.values())
+    end = min(p[-1][0] for p in pkts.values())
+    flows = {}
+    for src, p in sorted(pkts.items()):
+        seen = {psn for t, psn in p if start <= t <= end}
+        flows[src] = len(seen) * PAYLOAD * 8 / (end - start) if end > start else 0.0
+    return flows, end - start
+
+
+def jain(x):
+    s, q = sum(x), sum(v * v for v in x)
+    return s * s / (len(x) * q) if q else 0.0
+
+
+def qdisc(path):
+    text = open(path).read()
+    drops = re.search(r"dropped (\d+)", text)
+    marks = re.search(r"marked (\d+)", text)
+    return int(drops.group(1)) if drops else 0, int(marks.group(1)) if marks else 0
+
+
+def main():
+    base, rate = sys.argv[1], sys.argv[2]
+    port = rate_bps(rate)
+    print("3:1 incast, h2 h3 h4 -> h1 through a %s port marking CE (RED ecn), ib_write_bw 64 KiB" % rate)
+    print("%-5s %9s %6s %-26s %6s %6s %7s %7s %8s %9s %8s" % (
+        "mode", "goodput", "port%", "per flow Mbit/s", "Jain", "drops", "marks", "CNPs",
+        "handled", "deferred", "retrans"))
+    for mode in ("off", "lab", "mlx5", "paper"):
+        d = os.path.join(base, mode)
+        if not os.path.isdir(d):
+            continue
+        flows, window = goodput(os.path.join(d, "swp1.pcap"))
+        b, a = counters(os.path.join(d, "before.txt")), counters(os.path.join(d, "after.txt"))
+        delta = lambda h, n: a[(h, n)] - b[(h, n)]
+        senders = ("h2", "h3", "h4")
+        drops, marks = qdisc(os.path.join(d, "qdisc.txt"))
+        total = sum(flows.values())
+        print("%-5s %9.1f %5.0f%% %-26s %6.3f %6d %7d %7d %8d %9d %8d" % (
+            mode, total / 1e6, 100 * total / port,
+            " ".join("%.1f" % (v / 1e6) for v in flows.values()),
+            jain(list(flows.values())), drops, marks, delta("h1", "np_cnp_sent"),
+            sum(delta(h, "rp_cnp_handled") for h in senders),
+            sum(delta(h, "rp_tx_deferred") for h in senders),
+            sum(delta(h, "completer_retry_err") for h in senders)))
+    print("goodput: distinct data packets x %d B at the switch port over the %.1f s all flows ran"
+          % (PAYLOAD, window))
+
+
+if __name__ == "__main__":
+    main()
