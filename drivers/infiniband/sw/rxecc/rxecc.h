@@ -11,6 +11,8 @@
 
 #include <linux/hrtimer.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include "rxecc_dcqcn.h"
@@ -29,6 +31,20 @@ struct net_device;
 struct socket;
 
 /*
+ * The congestion control configuration of one device (and the defaults new
+ * devices copy). Readers use it under RCU; a change builds a new one and
+ * replaces the pointer, so a QP sees all of a change or none of it.
+ */
+struct rxecc_cc_config {
+	struct rcu_head rcu;
+	struct rxecc_dcqcn_params dcqcn;
+	int profile;		/* the profile the values equal, -1 = custom */
+	u8 rp_enable;		/* bit p: reaction point on for priority p */
+	u8 np_enable;		/* bit p: notification point on for priority p */
+	u8 ecn;			/* ECN field of data packets: 0 = as the AV says */
+};
+
+/*
  * State rxecc keeps in every struct rxe_dev (field `cc`). It must stay the
  * LAST member of struct rxe_dev: while the in-tree rdma_rxe is loaded too, its
  * netdev notifier looks devices up by netdev and driver id and can find an
@@ -40,6 +56,7 @@ struct rxecc_dev {
 	struct net *net;	/* namespace of the netdev (no reference) */
 	bool net_held;		/* counted as a user of the namespace's sockets */
 	u64 line_kbps;		/* port speed (ethtool), 10 Gbit/s if unknown */
+	struct rxecc_cc_config __rcu *cfg; /* from registration to deallocation */
 };
 
 /*
@@ -84,9 +101,45 @@ bool rxecc_owns(const struct ib_device *ibdev);
  */
 void rxecc_unregister_devices(struct net *net);
 
+/*
+ * Under the lock, the devices of this module stay allocated: lookups for
+ * netlink requests. rxecc_dev_find() matches @name, or @index if @name is
+ * NULL, among the devices whose netdev is in @net; rxecc_dev_next() returns
+ * the one with the smallest index >= @index (dumps).
+ */
+void rxecc_devices_lock(void);
+void rxecc_devices_unlock(void);
+struct rxe_dev *rxecc_dev_find(struct net *net, const char *name, u32 index);
+struct rxe_dev *rxecc_dev_next(struct net *net, u32 index);
+
 /* Congestion control (rxecc_cc.c). */
-void rxecc_cc_init(void);
+int rxecc_cc_init(void);
 void rxecc_cc_exit(void);
+int rxecc_cc_dev_init(struct rxe_dev *rxe);
+void rxecc_cc_dev_exit(struct rxe_dev *rxe);
+/* Writers of the configurations hold this; readers use RCU. */
+extern struct mutex rxecc_cc_mutex;
+struct rxecc_cc_config *rxecc_cc_defaults_locked(void);
+void rxecc_cc_replace_defaults(struct rxecc_cc_config *new);
+void rxecc_cc_replace(struct rxe_dev *rxe, struct rxecc_cc_config *new);
+int rxecc_cc_profile_of(const struct rxecc_dcqcn_params *p);
+/* A consistent copy of a QP's congestion control state (rates brought to now). */
+struct rxecc_qp_snap {
+	struct rxecc_dcqcn_rp rp;
+	u64 cnp_handled;
+	u64 cnp_sent;
+	u64 rl_deferred;
+	u8 prio;
+};
+
+void rxecc_qp_snapshot(struct rxe_qp *qp, struct rxecc_qp_snap *s);
+
+static inline u32 rxecc_alpha_ppm(u32 alpha)
+{
+	return (u32)(((u64)alpha * 1000000) >> RXECC_ALPHA_SHIFT);
+}
+
+void rxecc_qp_clear_counts(struct rxe_qp *qp);
 void rxecc_dev_speed(struct rxe_dev *rxe);
 void rxecc_netdev_event(struct rxe_dev *rxe, unsigned long event);
 void rxecc_qp_init(struct rxe_qp *qp);
@@ -98,6 +151,10 @@ bool rxecc_rp_ack_req(struct rxe_qp *qp);
 void rxecc_np_rcv(struct rxe_pkt_info *pkt, struct sk_buff *skb);
 void rxecc_rcv_cnp(struct rxe_pkt_info *pkt, struct sk_buff *skb);
 int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+
+/* Generic netlink family "rxecc" (rxecc_nl.c). */
+int rxecc_nl_init(void);
+void rxecc_nl_exit(void);
 
 /* Per-namespace RoCE UDP sockets (rxecc_net.c; rxe_net.c's init/exit). */
 int rxecc_net_register(void);

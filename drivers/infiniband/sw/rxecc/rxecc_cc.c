@@ -12,9 +12,9 @@
  *                         for every accepted packet
  *   QP init/reset/cleanup, the netdev notifier, fill_res_qp_entry.
  *
- * The parameters are global for now (module parameters, writable at run
- * time); they are read under RCU and replaced as a whole, so a QP never sees
- * half of a change.
+ * Every device has its own configuration (struct rxecc_cc_config), set over
+ * netlink (rxecc_nl.c) and read under RCU; it starts as a copy of the
+ * defaults, which the module parameters set at load time.
  */
 #include <linux/ethtool.h>
 #include <linux/module.h>
@@ -34,16 +34,10 @@
 #define RXECC_WIRE_OVERHEAD (ETH_HLEN + sizeof(struct iphdr) + \
 			     sizeof(struct udphdr) + RXE_ICRC_SIZE)
 
-/* What applies to every device and QP. */
-struct rxecc_cc_config {
-	struct rcu_head rcu;
-	struct rxecc_dcqcn_params dcqcn;
-	int profile;		/* the profile loaded last, -1 once a value changed */
-	u8 rp_enable;		/* bit p: reaction point on for priority p */
-	u8 np_enable;		/* bit p: notification point on for priority p */
-	u8 ecn;			/* ECN field of data packets: 0 = as the AV says */
-};
-
+/*
+ * The defaults new devices copy. Until the first write they are the boot
+ * set, the mlx5 profile with every priority enabled and ECT(0) on data.
+ */
 static struct rxecc_cc_config rxecc_cc_boot = {
 	.profile = RXECC_PROFILE_MLX5,
 	.rp_enable = 0xff,
@@ -51,36 +45,111 @@ static struct rxecc_cc_config rxecc_cc_boot = {
 	.ecn = INET_ECN_ECT_0,
 };
 
-static struct rxecc_cc_config __rcu *rxecc_cc_cfg = RCU_INITIALIZER(&rxecc_cc_boot);
-static DEFINE_MUTEX(rxecc_cc_mutex);	/* serialises writers of rxecc_cc_cfg */
+static bool rxecc_cc_boot_loaded;
+static struct rxecc_cc_config __rcu *rxecc_cc_defaults = RCU_INITIALIZER(&rxecc_cc_boot);
+DEFINE_MUTEX(rxecc_cc_mutex);	/* serialises writers of every configuration */
 
-/* Module init, before any device exists or a parameter can be written. */
-void rxecc_cc_init(void)
+/* The boot set's values, before the first module parameter or module init. */
+static void rxecc_cc_load_boot(void)
 {
+	lockdep_assert_held(&rxecc_cc_mutex);
+	if (rxecc_cc_boot_loaded)
+		return;
 	rxecc_dcqcn_load_profile(&rxecc_cc_boot.dcqcn, RXECC_PROFILE_MLX5);
+	rxecc_cc_boot_loaded = true;
 }
 
-static void rxecc_cc_publish(struct rxecc_cc_config *new)
+struct rxecc_cc_config *rxecc_cc_defaults_locked(void)
 {
-	struct rxecc_cc_config *old;
+	lockdep_assert_held(&rxecc_cc_mutex);
+	return rcu_dereference_protected(rxecc_cc_defaults,
+					 lockdep_is_held(&rxecc_cc_mutex));
+}
 
-	old = rcu_replace_pointer(rxecc_cc_cfg, new,
-				  lockdep_is_held(&rxecc_cc_mutex));
-	if (old != &rxecc_cc_boot)
+static void rxecc_cc_free(struct rxecc_cc_config *old)
+{
+	if (old && old != &rxecc_cc_boot)
 		kfree_rcu(old, rcu);
+}
+
+/* Install @new (allocated with kmalloc) as the defaults. */
+void rxecc_cc_replace_defaults(struct rxecc_cc_config *new)
+{
+	rxecc_cc_free(rcu_replace_pointer(rxecc_cc_defaults, new,
+					  lockdep_is_held(&rxecc_cc_mutex)));
+}
+
+/* Install @new (allocated with kmalloc) as the configuration of @rxe. */
+void rxecc_cc_replace(struct rxe_dev *rxe, struct rxecc_cc_config *new)
+{
+	rxecc_cc_free(rcu_replace_pointer(rxe->cc.cfg, new,
+					  lockdep_is_held(&rxecc_cc_mutex)));
+}
+
+/* The profile whose values @p equals, or -1 (custom). */
+int rxecc_cc_profile_of(const struct rxecc_dcqcn_params *p)
+{
+	struct rxecc_dcqcn_params prof;
+	int i;
+
+	for (i = 0; i < RXECC_NUM_PROFILES; i++) {
+		rxecc_dcqcn_load_profile(&prof, i);
+		if (!memcmp(&prof, p, sizeof(prof)))
+			return i;
+	}
+	return -1;
+}
+
+/* Module init, before any device exists. */
+int rxecc_cc_init(void)
+{
+	mutex_lock(&rxecc_cc_mutex);
+	rxecc_cc_load_boot();
+	mutex_unlock(&rxecc_cc_mutex);
+	return rxecc_nl_init();
 }
 
 void rxecc_cc_exit(void)
 {
+	rxecc_nl_exit();
 	mutex_lock(&rxecc_cc_mutex);
-	rxecc_cc_publish(&rxecc_cc_boot);
+	rxecc_cc_replace_defaults(&rxecc_cc_boot);
 	mutex_unlock(&rxecc_cc_mutex);
 	rcu_barrier();
 }
 
+/* Before the device is registered: it starts with a copy of the defaults. */
+int rxecc_cc_dev_init(struct rxe_dev *rxe)
+{
+	struct rxecc_cc_config *cfg;
+
+	mutex_lock(&rxecc_cc_mutex);
+	cfg = kmemdup(rxecc_cc_defaults_locked(), sizeof(*cfg), GFP_KERNEL);
+	if (cfg)
+		rxecc_cc_replace(rxe, cfg);
+	mutex_unlock(&rxecc_cc_mutex);
+	return cfg ? 0 : -ENOMEM;
+}
+
+/* Deallocation (or a failed registration): no QP is left to read it. */
+void rxecc_cc_dev_exit(struct rxe_dev *rxe)
+{
+	mutex_lock(&rxecc_cc_mutex);
+	rxecc_cc_replace(rxe, NULL);
+	mutex_unlock(&rxecc_cc_mutex);
+}
+
+static struct rxecc_cc_config *rxecc_qp_cfg(struct rxe_qp *qp)
+{
+	return rcu_dereference(to_rdev(qp->ibqp.device)->cc.cfg);
+}
+
 /*
- * Module parameters. The DCQCN ones carry the mlx5 names; each points at
- * its index in rxecc_dcqcn_param_descs. The others have negative indices.
+ * Module parameters: the initial defaults, given at load time (read only
+ * afterwards; `rxecc dcqcn set defaults ...` changes the defaults at run
+ * time, and reading a parameter shows the current defaults). The DCQCN ones
+ * carry the mlx5 names; each points at its index in rxecc_dcqcn_param_descs.
+ * The others have negative indices.
  */
 enum {
 	RXECC_PARAM_RP_ENABLE = -1,
@@ -94,9 +163,8 @@ static int rxecc_param_update(int idx, u32 v)
 	int err = 0;
 
 	mutex_lock(&rxecc_cc_mutex);
-	new = kmemdup(rcu_dereference_protected(rxecc_cc_cfg,
-						lockdep_is_held(&rxecc_cc_mutex)),
-		      sizeof(*new), GFP_KERNEL);
+	rxecc_cc_load_boot();
+	new = kmemdup(rxecc_cc_defaults_locked(), sizeof(*new), GFP_KERNEL);
 	if (!new) {
 		err = -ENOMEM;
 		goto out;
@@ -122,14 +190,14 @@ static int rxecc_param_update(int idx, u32 v)
 		    rxecc_dcqcn_params_check(&new->dcqcn))
 			err = -ERANGE;
 		else
-			new->profile = -1;
+			new->profile = rxecc_cc_profile_of(&new->dcqcn);
 		break;
 	}
 	if (err) {
 		kfree(new);
 		goto out;
 	}
-	rxecc_cc_publish(new);
+	rxecc_cc_replace_defaults(new);
 out:
 	mutex_unlock(&rxecc_cc_mutex);
 	return err;
@@ -169,7 +237,7 @@ static int rxecc_param_get(char *buf, const struct kernel_param *kp)
 	u32 v;
 
 	rcu_read_lock();
-	cfg = rcu_dereference(rxecc_cc_cfg);
+	cfg = rcu_dereference(rxecc_cc_defaults);
 	if (idx == RXECC_PARAM_RP_ENABLE)
 		v = cfg->rp_enable;
 	else if (idx == RXECC_PARAM_NP_ENABLE)
@@ -189,49 +257,49 @@ static const struct kernel_param_ops rxecc_param_ops = {
 	.get = rxecc_param_get,
 };
 
-module_param_cb(rp_clamp_tgt_rate, &rxecc_param_ops, (void *)0L, 0644);
+module_param_cb(rp_clamp_tgt_rate, &rxecc_param_ops, (void *)0L, 0444);
 MODULE_PARM_DESC(rp_clamp_tgt_rate, "Rt = Rc on every rate cut (bool, mlx5 0)");
-module_param_cb(rp_clamp_tgt_rate_ati, &rxecc_param_ops, (void *)1L, 0644);
+module_param_cb(rp_clamp_tgt_rate_ati, &rxecc_param_ops, (void *)1L, 0444);
 MODULE_PARM_DESC(rp_clamp_tgt_rate_ati, "Rt = Rc on a cut after a timer increase (bool, mlx5 1)");
-module_param_cb(rp_time_reset, &rxecc_param_ops, (void *)2L, 0644);
+module_param_cb(rp_time_reset, &rxecc_param_ops, (void *)2L, 0444);
 MODULE_PARM_DESC(rp_time_reset, "Time between rate increase events (us, mlx5 300)");
-module_param_cb(rp_byte_reset, &rxecc_param_ops, (void *)3L, 0644);
+module_param_cb(rp_byte_reset, &rxecc_param_ops, (void *)3L, 0444);
 MODULE_PARM_DESC(rp_byte_reset, "Bytes between rate increase events (64 B units, 0 off, mlx5 32767)");
-module_param_cb(rp_threshold, &rxecc_param_ops, (void *)4L, 0644);
+module_param_cb(rp_threshold, &rxecc_param_ops, (void *)4L, 0444);
 MODULE_PARM_DESC(rp_threshold, "Increase events of fast recovery, F (mlx5 1)");
-module_param_cb(rp_ai_rate, &rxecc_param_ops, (void *)5L, 0644);
+module_param_cb(rp_ai_rate, &rxecc_param_ops, (void *)5L, 0444);
 MODULE_PARM_DESC(rp_ai_rate, "Additive increase step (Mbit/s, mlx5 5)");
-module_param_cb(rp_hai_rate, &rxecc_param_ops, (void *)6L, 0644);
+module_param_cb(rp_hai_rate, &rxecc_param_ops, (void *)6L, 0444);
 MODULE_PARM_DESC(rp_hai_rate, "Hyper increase step (Mbit/s, mlx5 50)");
-module_param_cb(rp_max_rate, &rxecc_param_ops, (void *)7L, 0644);
+module_param_cb(rp_max_rate, &rxecc_param_ops, (void *)7L, 0444);
 MODULE_PARM_DESC(rp_max_rate, "Rate ceiling (Mbit/s, 0 = port speed)");
-module_param_cb(rp_min_dec_fac, &rxecc_param_ops, (void *)8L, 0644);
+module_param_cb(rp_min_dec_fac, &rxecc_param_ops, (void *)8L, 0444);
 MODULE_PARM_DESC(rp_min_dec_fac, "A cut keeps at least this share of the rate (%, mlx5 50)");
-module_param_cb(rp_min_rate, &rxecc_param_ops, (void *)9L, 0644);
+module_param_cb(rp_min_rate, &rxecc_param_ops, (void *)9L, 0444);
 MODULE_PARM_DESC(rp_min_rate, "Rate floor (Mbit/s, mlx5 1)");
-module_param_cb(rp_rate_to_set_on_first_cnp, &rxecc_param_ops, (void *)10L, 0644);
+module_param_cb(rp_rate_to_set_on_first_cnp, &rxecc_param_ops, (void *)10L, 0444);
 MODULE_PARM_DESC(rp_rate_to_set_on_first_cnp, "Rate after the first CNP (Mbit/s, 0 = cut, mlx5 0)");
-module_param_cb(rp_dce_tcp_g, &rxecc_param_ops, (void *)11L, 0644);
+module_param_cb(rp_dce_tcp_g, &rxecc_param_ops, (void *)11L, 0444);
 MODULE_PARM_DESC(rp_dce_tcp_g, "Alpha gain G, g = 1 - G/1024 (mlx5 1019)");
-module_param_cb(rp_dce_tcp_rtt, &rxecc_param_ops, (void *)12L, 0644);
+module_param_cb(rp_dce_tcp_rtt, &rxecc_param_ops, (void *)12L, 0444);
 MODULE_PARM_DESC(rp_dce_tcp_rtt, "Alpha update period (us, mlx5 1)");
-module_param_cb(rp_rate_reduce_monitor_period, &rxecc_param_ops, (void *)13L, 0644);
+module_param_cb(rp_rate_reduce_monitor_period, &rxecc_param_ops, (void *)13L, 0444);
 MODULE_PARM_DESC(rp_rate_reduce_monitor_period, "Minimum time between cuts (us, mlx5 4)");
-module_param_cb(rp_initial_alpha_value, &rxecc_param_ops, (void *)14L, 0644);
+module_param_cb(rp_initial_alpha_value, &rxecc_param_ops, (void *)14L, 0444);
 MODULE_PARM_DESC(rp_initial_alpha_value, "Alpha on the first CNP (1/1024, mlx5 1023)");
-module_param_cb(rp_gd, &rxecc_param_ops, (void *)15L, 0644);
+module_param_cb(rp_gd, &rxecc_param_ops, (void *)15L, 0444);
 MODULE_PARM_DESC(rp_gd, "Cut = Rc * alpha / 2^gd, alpha in 1/1024 (mlx5 11)");
-module_param_cb(np_min_time_between_cnps, &rxecc_param_ops, (void *)16L, 0644);
+module_param_cb(np_min_time_between_cnps, &rxecc_param_ops, (void *)16L, 0444);
 MODULE_PARM_DESC(np_min_time_between_cnps, "Minimum gap between CNPs of a QP (us, mlx5 4)");
-module_param_cb(np_cnp_dscp, &rxecc_param_ops, (void *)17L, 0644);
+module_param_cb(np_cnp_dscp, &rxecc_param_ops, (void *)17L, 0444);
 MODULE_PARM_DESC(np_cnp_dscp, "DSCP of CNPs (mlx5 48)");
-module_param_cb(np_cnp_prio, &rxecc_param_ops, (void *)18L, 0644);
+module_param_cb(np_cnp_prio, &rxecc_param_ops, (void *)18L, 0444);
 MODULE_PARM_DESC(np_cnp_prio, "802.1p priority of CNPs (mlx5 6)");
-module_param_cb(rp_enable, &rxecc_param_ops, (void *)(long)RXECC_PARAM_RP_ENABLE, 0644);
+module_param_cb(rp_enable, &rxecc_param_ops, (void *)(long)RXECC_PARAM_RP_ENABLE, 0444);
 MODULE_PARM_DESC(rp_enable, "Reaction point on, bit per priority (0xff)");
-module_param_cb(np_enable, &rxecc_param_ops, (void *)(long)RXECC_PARAM_NP_ENABLE, 0644);
+module_param_cb(np_enable, &rxecc_param_ops, (void *)(long)RXECC_PARAM_NP_ENABLE, 0444);
 MODULE_PARM_DESC(np_enable, "Notification point on, bit per priority (0xff)");
-module_param_cb(ecn, &rxecc_param_ops, (void *)(long)RXECC_PARAM_ECN, 0644);
+module_param_cb(ecn, &rxecc_param_ops, (void *)(long)RXECC_PARAM_ECN, 0444);
 MODULE_PARM_DESC(ecn, "ECN of data packets: 0 as the AV says, 1 ECT(1), 2 ECT(0) (2)");
 
 static int rxecc_profile_set(const char *val, const struct kernel_param *kp)
@@ -248,13 +316,12 @@ static int rxecc_profile_set(const char *val, const struct kernel_param *kp)
 		return -EINVAL;
 	}
 	mutex_lock(&rxecc_cc_mutex);
-	new = kmemdup(rcu_dereference_protected(rxecc_cc_cfg,
-						lockdep_is_held(&rxecc_cc_mutex)),
-		      sizeof(*new), GFP_KERNEL);
+	rxecc_cc_load_boot();
+	new = kmemdup(rxecc_cc_defaults_locked(), sizeof(*new), GFP_KERNEL);
 	if (new) {
 		rxecc_dcqcn_load_profile(&new->dcqcn, prof);
 		new->profile = prof;
-		rxecc_cc_publish(new);
+		rxecc_cc_replace_defaults(new);
 	}
 	mutex_unlock(&rxecc_cc_mutex);
 	return new ? 0 : -ENOMEM;
@@ -265,7 +332,7 @@ static int rxecc_profile_get(char *buf, const struct kernel_param *kp)
 	int prof;
 
 	rcu_read_lock();
-	prof = rcu_dereference(rxecc_cc_cfg)->profile;
+	prof = rcu_dereference(rxecc_cc_defaults)->profile;
 	rcu_read_unlock();
 	return sysfs_emit(buf, "%s\n", prof < 0 ? "custom" :
 			  rxecc_dcqcn_profile_names[prof]);
@@ -276,8 +343,8 @@ static const struct kernel_param_ops rxecc_profile_ops = {
 	.get = rxecc_profile_get,
 };
 
-module_param_cb(profile, &rxecc_profile_ops, NULL, 0644);
-MODULE_PARM_DESC(profile, "Load a DCQCN profile: mlx5 (default), paper or lab; reads custom after a change");
+module_param_cb(profile, &rxecc_profile_ops, NULL, 0444);
+MODULE_PARM_DESC(profile, "DCQCN profile of the defaults: mlx5 (default), paper or lab; parameters after it on the command line change it");
 
 /* Port speed, under RTNL. */
 static void rxecc_dev_speed_locked(struct rxe_dev *rxe)
@@ -424,7 +491,7 @@ u8 rxecc_tx_tos(struct rxe_pkt_info *pkt, struct sk_buff *skb, u8 tclass)
 	u8 tos;
 
 	rcu_read_lock();
-	cfg = rcu_dereference(rxecc_cc_cfg);
+	cfg = rxecc_qp_cfg(pkt->qp);
 	if (pkt->mask & RXECC_CNP_MASK) {
 		/* CNPs: their own DSCP and priority, never ECN-capable. */
 		tos = cfg->dcqcn.np_cnp_dscp << 2;
@@ -459,7 +526,7 @@ bool rxecc_rp_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp)
 	bytes = payload + RXECC_WIRE_OVERHEAD + rxe_opcode[opcode].length;
 	line = rxecc_line_kbps(qp);
 	rcu_read_lock();
-	cfg = rcu_dereference(rxecc_cc_cfg);
+	cfg = rxecc_qp_cfg(qp);
 	spin_lock_irqsave(&cc->lock, flags);
 	now = ktime_get_ns();
 	if (!(cfg->rp_enable & BIT(rxecc_qp_prio(qp)))) {
@@ -588,7 +655,7 @@ void rxecc_np_rcv(struct rxe_pkt_info *pkt, struct sk_buff *skb)
 		return;
 
 	rcu_read_lock();
-	cfg = rcu_dereference(rxecc_cc_cfg);
+	cfg = rxecc_qp_cfg(qp);
 	on = cfg->np_enable & BIT(ds >> 5);
 	if (on) {
 		spin_lock_irqsave(&qp->cc.lock, flags);
@@ -664,7 +731,7 @@ void rxecc_rcv_cnp(struct rxe_pkt_info *pkt, struct sk_buff *skb)
 	}
 
 	rcu_read_lock();
-	cfg = rcu_dereference(rxecc_cc_cfg);
+	cfg = rxecc_qp_cfg(qp);
 	if (!(cfg->rp_enable & BIT(rxecc_qp_prio(qp)))) {
 		rcu_read_unlock();
 		rxe_counter_inc(rxe, RXECC_CNT_RP_CNP_IGNORED);
@@ -697,44 +764,59 @@ out:
 	ib_device_put(&rxe->ib_dev);
 }
 
-int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+void rxecc_qp_snapshot(struct rxe_qp *qp, struct rxecc_qp_snap *s)
 {
-	struct rxe_qp *qp = to_rqp(ibqp);
 	struct rxecc_qp *cc = &qp->cc;
 	struct rxecc_cc_config *cfg;
-	struct rxecc_dcqcn_rp rp;
-	struct nlattr *table;
-	u64 handled, sent, deferred, line = rxecc_line_kbps(qp);
+	u64 line = rxecc_line_kbps(qp);
 	unsigned long flags;
 
 	rcu_read_lock();
-	cfg = rcu_dereference(rxecc_cc_cfg);
+	cfg = rxecc_qp_cfg(qp);
 	spin_lock_irqsave(&cc->lock, flags);
 	rxecc_dcqcn_rp_advance(&cc->rp, &cfg->dcqcn, line, ktime_get_ns());
-	rp = cc->rp;
-	handled = cc->cnp_handled;
-	sent = cc->cnp_sent;
-	deferred = cc->rl_deferred;
+	s->rp = cc->rp;
+	s->cnp_handled = cc->cnp_handled;
+	s->cnp_sent = cc->cnp_sent;
+	s->rl_deferred = cc->rl_deferred;
 	spin_unlock_irqrestore(&cc->lock, flags);
-	if (!rp.active) {
-		rp.rc = rxecc_dcqcn_max_kbps(&cfg->dcqcn, line);
-		rp.rt = rp.rc;
+	if (!s->rp.active) {
+		s->rp.rc = rxecc_dcqcn_max_kbps(&cfg->dcqcn, line);
+		s->rp.rt = s->rp.rc;
 	}
 	rcu_read_unlock();
+	s->prio = rxecc_qp_prio(qp);
+}
 
+void rxecc_qp_clear_counts(struct rxe_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->cc.lock, flags);
+	qp->cc.cnp_handled = 0;
+	qp->cc.cnp_sent = 0;
+	qp->cc.rl_deferred = 0;
+	spin_unlock_irqrestore(&qp->cc.lock, flags);
+}
+
+int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct rxecc_qp_snap s;
+	struct nlattr *table;
+
+	rxecc_qp_snapshot(to_rqp(ibqp), &s);
 	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
 	if (!table)
 		return -EMSGSIZE;
-	if (rdma_nl_put_driver_string(msg, "cc", rp.active ? "limited" : "line-rate") ||
-	    rdma_nl_put_driver_u64(msg, "rc_kbps", rp.rc) ||
-	    rdma_nl_put_driver_u64(msg, "rt_kbps", rp.rt) ||
-	    rdma_nl_put_driver_u32(msg, "alpha_ppm",
-				   (u32)(((u64)rp.alpha * 1000000) >> RXECC_ALPHA_SHIFT)) ||
-	    rdma_nl_put_driver_u32(msg, "t_stage", rp.t_stage) ||
-	    rdma_nl_put_driver_u32(msg, "bc_stage", rp.bc_stage) ||
-	    rdma_nl_put_driver_u64(msg, "cnp_handled", handled) ||
-	    rdma_nl_put_driver_u64(msg, "cnp_sent", sent) ||
-	    rdma_nl_put_driver_u64(msg, "rl_deferred", deferred)) {
+	if (rdma_nl_put_driver_string(msg, "cc", s.rp.active ? "limited" : "line-rate") ||
+	    rdma_nl_put_driver_u64(msg, "rc_kbps", s.rp.rc) ||
+	    rdma_nl_put_driver_u64(msg, "rt_kbps", s.rp.rt) ||
+	    rdma_nl_put_driver_u32(msg, "alpha_ppm", rxecc_alpha_ppm(s.rp.alpha)) ||
+	    rdma_nl_put_driver_u32(msg, "t_stage", s.rp.t_stage) ||
+	    rdma_nl_put_driver_u32(msg, "bc_stage", s.rp.bc_stage) ||
+	    rdma_nl_put_driver_u64(msg, "cnp_handled", s.cnp_handled) ||
+	    rdma_nl_put_driver_u64(msg, "cnp_sent", s.cnp_sent) ||
+	    rdma_nl_put_driver_u64(msg, "rl_deferred", s.rl_deferred)) {
 		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;
 	}

@@ -20,7 +20,7 @@ MODULE_DESCRIPTION("Soft RoCE with ECN/CNP, DCQCN and PFC awareness (derived fro
 MODULE_ALIAS_RDMA_LINK(RXECC_LINK_TYPE);
 
 static LIST_HEAD(rxecc_devices);
-static DEFINE_MUTEX(rxecc_devices_lock);	/* guards rxecc_devices */
+static DEFINE_MUTEX(rxecc_devices_mutex);	/* guards rxecc_devices */
 
 void rxecc_dev_init(struct rxe_dev *rxe)
 {
@@ -39,14 +39,19 @@ int rxecc_dev_registering(struct rxe_dev *rxe)
 	int err;
 
 	rxecc_dev_speed(rxe);
-	err = rxecc_net_get(rxe->cc.net, rxe->ndev);
+	err = rxecc_cc_dev_init(rxe);
 	if (err)
 		return err;
+	err = rxecc_net_get(rxe->cc.net, rxe->ndev);
+	if (err) {
+		rxecc_cc_dev_exit(rxe);
+		return err;
+	}
 	rxe->cc.net_held = true;
 
-	mutex_lock(&rxecc_devices_lock);
+	mutex_lock(&rxecc_devices_mutex);
 	list_add_tail(&rxe->cc.node, &rxecc_devices);
-	mutex_unlock(&rxecc_devices_lock);
+	mutex_unlock(&rxecc_devices_mutex);
 	return 0;
 }
 
@@ -62,9 +67,49 @@ void rxecc_dev_cleanup(struct rxe_dev *rxe)
 		rxe->cc.net_held = false;
 		rxecc_net_put(rxe->cc.net);
 	}
-	mutex_lock(&rxecc_devices_lock);
+	mutex_lock(&rxecc_devices_mutex);
 	list_del_init(&rxe->cc.node);
-	mutex_unlock(&rxecc_devices_lock);
+	mutex_unlock(&rxecc_devices_mutex);
+	rxecc_cc_dev_exit(rxe);
+}
+
+void rxecc_devices_lock(void)
+{
+	mutex_lock(&rxecc_devices_mutex);
+}
+
+void rxecc_devices_unlock(void)
+{
+	mutex_unlock(&rxecc_devices_mutex);
+}
+
+struct rxe_dev *rxecc_dev_find(struct net *net, const char *name, u32 index)
+{
+	struct rxe_dev *rxe;
+
+	lockdep_assert_held(&rxecc_devices_mutex);
+	list_for_each_entry(rxe, &rxecc_devices, cc.node) {
+		if (!net_eq(rxe->cc.net, net))
+			continue;
+		if (name ? !strcmp(dev_name(&rxe->ib_dev.dev), name) :
+			   rxe->ib_dev.index == index)
+			return rxe;
+	}
+	return NULL;
+}
+
+struct rxe_dev *rxecc_dev_next(struct net *net, u32 index)
+{
+	struct rxe_dev *rxe, *best = NULL;
+
+	lockdep_assert_held(&rxecc_devices_mutex);
+	list_for_each_entry(rxe, &rxecc_devices, cc.node) {
+		if (!net_eq(rxe->cc.net, net) || rxe->ib_dev.index < index)
+			continue;
+		if (!best || rxe->ib_dev.index < best->ib_dev.index)
+			best = rxe;
+	}
+	return best;
 }
 
 bool rxecc_owns(const struct ib_device *ibdev)
@@ -94,18 +139,18 @@ void rxecc_unregister_devices(struct net *net)
 {
 	struct rxe_dev *rxe;
 
-	mutex_lock(&rxecc_devices_lock);
+	mutex_lock(&rxecc_devices_mutex);
 	while ((rxe = rxecc_first_device(net))) {
 		get_device(&rxe->ib_dev.dev);
-		mutex_unlock(&rxecc_devices_lock);
+		mutex_unlock(&rxecc_devices_mutex);
 
 		ib_unregister_device(&rxe->ib_dev);
 
-		mutex_lock(&rxecc_devices_lock);
+		mutex_lock(&rxecc_devices_mutex);
 		/* Deallocated devices are off the list; never spin on one. */
 		if (WARN_ON_ONCE(!list_empty(&rxe->cc.node)))
 			list_del_init(&rxe->cc.node);
 		put_device(&rxe->ib_dev.dev);
 	}
-	mutex_unlock(&rxecc_devices_lock);
+	mutex_unlock(&rxecc_devices_mutex);
 }

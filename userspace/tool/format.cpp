@@ -1,0 +1,185 @@
+#include "format.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+
+namespace rxecc::tool {
+namespace {
+
+std::string pad(const std::string& s, size_t width, bool right = false) {
+    if (s.size() >= width) return s;
+    const std::string fill(width - s.size(), ' ');
+    return right ? fill + s : s + fill;
+}
+
+std::string dev_line(const DevId& d) {
+    return "dev " + d.name + " index " + std::to_string(d.index) + " netdev " + d.netdev;
+}
+
+void put_dev(nlohmann::json& j, const DevId& d) {
+    j["dev"] = d.name;
+    j["index"] = d.index;
+    j["netdev"] = d.netdev;
+}
+
+std::string alpha_text(uint32_t ppm) {
+    std::array<char, 16> buf{};
+    std::snprintf(buf.data(), buf.size(), "%.4f", ppm / 1e6);  // NOLINT(*-vararg)
+    return buf.data();
+}
+
+// A table: a header row, then rows; columns as wide as their widest cell,
+// numbers (`right`) aligned right.
+std::string table(const std::vector<std::string>& header, const std::vector<bool>& right,
+                  const std::vector<std::vector<std::string>>& rows) {
+    std::vector<size_t> w(header.size());
+    for (size_t c = 0; c < header.size(); ++c) {
+        w[c] = header[c].size();
+        for (const auto& r : rows) w[c] = std::max(w[c], r[c].size());
+    }
+    auto line = [&](const std::vector<std::string>& cells) {
+        std::string out;
+        for (size_t c = 0; c < cells.size(); ++c) {
+            const bool last = c + 1 == cells.size();
+            out += last && !right[c] ? cells[c] : pad(cells[c], w[c], right[c]);
+            if (!last) out += "  ";
+        }
+        return out + "\n";
+    };
+    std::string out = line(header);
+    for (const auto& r : rows) out += line(r);
+    return out;
+}
+
+}  // namespace
+
+std::string qp_type_name(uint8_t type) {
+    static constexpr std::array<const char*, 5> names = {"SMI", "GSI", "RC", "UC", "UD"};
+    if (type < names.size()) return names.at(type);
+    return std::to_string(type);
+}
+
+std::string qp_state_name(uint8_t state) {
+    static constexpr std::array<const char*, 7> names = {"RESET", "INIT", "RTR", "RTS",
+                                                         "SQD",   "SQE",  "ERR"};
+    if (state < names.size()) return names.at(state);
+    return std::to_string(state);
+}
+
+nlohmann::json to_json(const Config& c) {
+    nlohmann::json j;
+    if (c.dev) {
+        put_dev(j, *c.dev);
+        j["line_kbps"] = c.line_kbps;
+    } else {
+        j["defaults"] = true;
+    }
+    j["profile"] = c.profile;
+    j["rp_enable"] = c.rp_enable;
+    j["np_enable"] = c.np_enable;
+    j["ecn"] = format_value(*find_knob("ecn"), c.ecn);
+    auto& params = j["dcqcn"];
+    params = nlohmann::json::object();
+    for (const auto& k : knobs())
+        if (k.dcqcn_index >= 0) params[k.name] = knob_value(c, k);
+    return j;
+}
+
+nlohmann::json to_json(const Stats& s) {
+    nlohmann::json j;
+    put_dev(j, s.dev);
+    auto& counters = j["counters"];
+    counters = nlohmann::json::object();
+    for (const auto& c : s.counters) counters[c.name] = c.value;
+    return j;
+}
+
+nlohmann::json to_json(const Qp& q) {
+    nlohmann::json j;
+    put_dev(j, q.dev);
+    j["qpn"] = q.qpn;
+    j["type"] = qp_type_name(q.type);
+    j["state"] = qp_state_name(q.state);
+    j["dest_qpn"] = q.dest_qpn;
+    j["prio"] = q.prio;
+    j["limited"] = q.limited;
+    j["rate_kbps"] = q.rate_kbps;
+    j["target_kbps"] = q.target_kbps;
+    j["alpha_ppm"] = q.alpha_ppm;
+    j["t_stage"] = q.t_stage;
+    j["bc_stage"] = q.bc_stage;
+    j["cnp_handled"] = q.cnp_handled;
+    j["cnp_sent"] = q.cnp_sent;
+    j["tx_deferred"] = q.tx_deferred;
+    return j;
+}
+
+std::string dump(const nlohmann::json& j, bool pretty) { return j.dump(pretty ? 4 : -1) + "\n"; }
+
+std::string to_text(const std::vector<Config>& configs) {
+    std::string out;
+    for (const auto& c : configs) {
+        if (!out.empty()) out += "\n";
+        if (c.dev)
+            out += dev_line(*c.dev) + " line " + format_kbps(c.line_kbps);
+        else
+            out += "defaults (new devices)";
+        out += " profile " + c.profile + "\n";
+        std::vector<std::vector<std::string>> rows;
+        for (const auto& k : knobs())
+            rows.push_back({"  " + k.name, format_value(k, knob_value(c, k)), k.unit_name});
+        // Rows only: the header row of table() is not printed here.
+        const std::string t = table({"", "", ""}, {false, true, false}, rows);
+        out += t.substr(t.find('\n') + 1);
+    }
+    return out;
+}
+
+std::string to_text(const std::vector<Stats>& stats) {
+    std::string out;
+    for (const auto& s : stats) {
+        if (!out.empty()) out += "\n";
+        out += dev_line(s.dev) + "\n";
+        std::vector<std::vector<std::string>> rows;
+        for (const auto& c : s.counters) rows.push_back({"  " + c.name, std::to_string(c.value)});
+        const std::string t = table({"", ""}, {false, true}, rows);
+        out += t.substr(t.find('\n') + 1);
+    }
+    return out;
+}
+
+std::string to_text(const std::vector<Qp>& qps) {
+    if (qps.empty()) return {};
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& q : qps)
+        rows.push_back({q.dev.name, std::to_string(q.qpn), qp_type_name(q.type),
+                        qp_state_name(q.state), std::to_string(q.dest_qpn), std::to_string(q.prio),
+                        q.limited ? "limited" : "line-rate", format_kbps(q.rate_kbps),
+                        format_kbps(q.target_kbps), alpha_text(q.alpha_ppm),
+                        std::to_string(q.t_stage), std::to_string(q.bc_stage),
+                        std::to_string(q.cnp_handled), std::to_string(q.cnp_sent),
+                        std::to_string(q.tx_deferred)});
+    return table({"DEV", "QPN", "TYPE", "STATE", "DQPN", "PRIO", "CC", "RATE", "TARGET", "ALPHA",
+                  "T", "BC", "CNP_RX", "CNP_TX", "DEFERRED"},
+                 {false, true, false, false, true, true, false, true, true, true, true, true, true,
+                  true, true},
+                 rows);
+}
+
+std::string config_diff(const Config& before, const Config& after) {
+    std::string out;
+    for (const auto& k : knobs()) {
+        const uint32_t a = knob_value(before, k);
+        const uint32_t b = knob_value(after, k);
+        if (a == b) continue;
+        if (!out.empty()) out += ", ";
+        out += k.name + " " + format_value(k, a) + " -> " + format_value(k, b);
+    }
+    if (before.profile != after.profile)
+        out += (out.empty() ? "" : ", ") + std::string("profile ") + before.profile + " -> " +
+               after.profile;
+    return out;
+}
+
+}  // namespace rxecc::tool

@@ -1,0 +1,162 @@
+// rxecc: configure and observe the congestion control of rdma_rxecc devices
+// over the module's generic netlink family. See rxecc(8).
+#include <linux/genetlink.h>
+#include <rdma/rxecc_netlink.h>
+
+#include <chrono>
+#include <csignal>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "client.hpp"
+#include "errors.hpp"
+#include "format.hpp"
+
+namespace rxecc::tool {
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;  // NOLINT(*-avoid-non-const-global-variables)
+
+void on_signal(int /*sig*/) { g_stop = 1; }
+
+double now_s() {
+    using clock = std::chrono::steady_clock;
+    static const auto start = clock::now();
+    return std::chrono::duration<double>(clock::now() - start).count();
+}
+
+std::string stamp() {
+    std::array<char, 16> buf{};
+    std::snprintf(buf.data(), buf.size(), "[%9.3f]", now_s());  // NOLINT(*-vararg)
+    return buf.data();
+}
+
+std::string config_key(const Config& c) { return c.dev ? c.dev->name : std::string(); }
+
+// Configuration changes as they are announced, QP rates every interval.
+void monitor(Client& client, const Command& cmd) {
+    std::map<std::string, Config> known;
+    for (auto& c : client.configs(cmd.dev)) known[config_key(c)] = c;
+    known[""] = client.defaults();
+    nl::Socket events = client.subscribe();
+    (void)std::signal(SIGINT, on_signal);
+    (void)std::signal(SIGTERM, on_signal);
+
+    auto on_event = [&](const nlmsghdr* nlh) {
+        if (nlh->nlmsg_type != client.family()) return;
+        Config c = decode_config(nlh);
+        if (cmd.dev && (!c.dev || c.dev->name != *cmd.dev)) return;
+        const std::string key = config_key(c);
+        if (cmd.json) {
+            auto j = to_json(c);
+            j["event"] = "config";
+            j["time"] = now_s();
+            std::cout << dump(j, false);
+        } else {
+            std::string diff = known.count(key) != 0U ? config_diff(known[key], c) : "";
+            std::cout << stamp() << " config "
+                      << (c.dev ? "dev " + c.dev->name : std::string("defaults")) << ": "
+                      << (diff.empty() ? "unchanged" : diff) << "\n";
+        }
+        known[key] = c;
+        std::cout.flush();
+    };
+
+    uint32_t refreshes = 0;
+    auto next = now_s();
+    while (g_stop == 0) {
+        const double wait = next - now_s();
+        if (wait > 0) {
+            (void)events.receive(static_cast<int>(wait * 1000) + 1, on_event);
+            continue;
+        }
+        for (const auto& q : client.qps(cmd.dev)) {
+            if (cmd.json) {
+                auto j = to_json(q);
+                j["event"] = "qp";
+                j["time"] = now_s();
+                std::cout << dump(j, false);
+            } else {
+                std::cout << stamp() << " qp " << q.dev.name << "/" << q.qpn << " "
+                          << qp_type_name(q.type) << " " << qp_state_name(q.state) << " "
+                          << (q.limited ? "limited" : "line-rate") << " rate "
+                          << format_kbps(q.rate_kbps) << " target " << format_kbps(q.target_kbps)
+                          << " alpha_ppm " << q.alpha_ppm << " cnp_rx " << q.cnp_handled
+                          << " cnp_tx " << q.cnp_sent << "\n";
+            }
+        }
+        std::cout.flush();
+        if (cmd.count && ++refreshes >= *cmd.count) break;
+        next += cmd.interval_ms / 1000.0;
+    }
+}
+
+int run(const Command& cmd) {
+    switch (cmd.verb) {
+        case Verb::help:
+            std::cout << help_text(cmd.help_topic);
+            return 0;
+        case Verb::version:
+            std::cout << "rxecc " RXECC_TOOL_VERSION ", netlink family '" RXECC_GENL_NAME
+                         "' version "
+                      << RXECC_GENL_VERSION << "\n";
+            return 0;
+        default:
+            break;
+    }
+    Client client;
+    switch (cmd.verb) {
+        case Verb::dcqcn_show: {
+            std::vector<Config> configs;
+            if (cmd.defaults)
+                configs.push_back(client.defaults());
+            else
+                configs = client.configs(cmd.dev);
+            std::cout << (cmd.json ? dump(to_json(configs), cmd.pretty) : to_text(configs));
+            break;
+        }
+        case Verb::dcqcn_set:
+        case Verb::dcqcn_profile:
+            client.set(cmd);
+            break;
+        case Verb::stats_show: {
+            auto stats = client.stats(cmd.dev);
+            std::cout << (cmd.json ? dump(to_json(stats), cmd.pretty) : to_text(stats));
+            break;
+        }
+        case Verb::stats_reset:
+            client.reset_stats(*cmd.dev);
+            break;
+        case Verb::qp_show: {
+            auto qps = client.qps(cmd.dev);
+            std::cout << (cmd.json ? dump(to_json(qps), cmd.pretty) : to_text(qps));
+            break;
+        }
+        case Verb::monitor:
+            monitor(client, cmd);
+            break;
+        default:
+            break;
+    }
+    return 0;
+}
+
+}  // namespace
+}  // namespace rxecc::tool
+
+int main(int argc, char** argv) {
+    using rxecc::tool::Error;
+    try {
+        const std::vector<std::string> args(argv + 1, argv + argc);  // NOLINT(*-pointer-arithmetic)
+        return rxecc::tool::run(rxecc::tool::parse_command(args));
+    } catch (const Error& e) {
+        std::cerr << "rxecc: " << e.what() << "\n";
+        return static_cast<int>(e.code());
+    } catch (const std::exception& e) {
+        std::cerr << "rxecc: " << e.what() << "\n";
+        return static_cast<int>(rxecc::tool::Exit::system);
+    }
+}

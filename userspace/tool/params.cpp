@@ -1,0 +1,217 @@
+#include "params.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <limits>
+#include <utility>
+
+#include "dcqcn_core.hpp"
+#include "errors.hpp"
+
+namespace rxecc::tool {
+namespace {
+
+__extension__ typedef unsigned __int128 u128;  // NOLINT(modernize-use-using)
+
+Unit unit_of(std::string_view u) {
+    if (u == "bool") return Unit::boolean;
+    if (u == "us") return Unit::micros;
+    if (u == "Mbps") return Unit::mbps;
+    if (u == "64B") return Unit::units64;
+    if (u == "%") return Unit::percent;
+    return Unit::plain;
+}
+
+std::vector<Knob> make_knobs() {
+    std::vector<Knob> all;
+    for (unsigned int i = 0; i < rxecc_dcqcn_num_params; ++i) {
+        const auto& d = rxecc_dcqcn_param_descs[i];  // NOLINT(*-pro-bounds-*)
+        all.push_back({d.name, unit_of(d.unit), d.unit, d.min, d.max, static_cast<int>(i)});
+    }
+    all.push_back({"rp_enable", Unit::prio_mask, "prio mask", 0, 0xff, -1});
+    all.push_back({"np_enable", Unit::prio_mask, "prio mask", 0, 0xff, -1});
+    all.push_back({"ecn", Unit::ecn, "av|ect1|ect0", 0, 2, -1});
+    return all;
+}
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+[[noreturn]] void bad(const Knob& knob, std::string_view text, std::string_view expected) {
+    throw Error(Exit::bad_value,
+                knob.name + ": '" + std::string(text) + "' is not " + std::string(expected));
+}
+
+// A decimal number with an optional fraction ("1.25" = 125/100), or a
+// hexadecimal integer ("0x1f"); the rest of the text is its suffix.
+struct Number {
+    u128 num = 0;
+    u128 den = 1;
+    std::string suffix;
+};
+
+std::optional<Number> split_number(std::string_view text) {
+    Number n;
+    size_t i = 0;
+    if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+        uint64_t v = 0;
+        auto [end, ec] = std::from_chars(text.data() + 2, text.data() + text.size(), v, 16);
+        if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+        n.num = v;
+        return n;
+    }
+    bool digits = false;
+    bool dot = false;
+    for (; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c >= '0' && c <= '9') {
+            if (n.num > std::numeric_limits<uint64_t>::max()) return std::nullopt;
+            n.num = n.num * 10 + static_cast<unsigned>(c - '0');
+            if (dot) n.den *= 10;
+            digits = true;
+        } else if (c == '.' && !dot) {
+            dot = true;
+        } else {
+            break;
+        }
+    }
+    if (!digits) return std::nullopt;
+    n.suffix = lower(text.substr(i));
+    return n;
+}
+
+// num/den * factor / divisor as an exact 32-bit integer, if it is one.
+std::optional<uint32_t> scale(const Number& n, uint64_t factor, uint64_t divisor) {
+    const u128 top = n.num * factor;
+    const u128 bottom = n.den * divisor;
+    if (top % bottom != 0) return std::nullopt;
+    const u128 v = top / bottom;
+    if (v > std::numeric_limits<uint32_t>::max()) return std::nullopt;
+    return static_cast<uint32_t>(v);
+}
+
+using Suffixes = std::vector<std::pair<std::string_view, uint64_t>>;
+
+uint32_t parse_scaled(const Knob& knob, std::string_view text, const Suffixes& suffixes,
+                      uint64_t divisor, std::string_view expected) {
+    auto n = split_number(text);
+    if (!n) bad(knob, text, expected);
+    for (const auto& [suffix, factor] : suffixes) {
+        if (n->suffix != suffix) continue;
+        if (auto v = scale(*n, factor, divisor)) return *v;
+        bad(knob, text, std::string(expected) + " (a whole number of its unit, 32 bits)");
+    }
+    bad(knob, text, expected);
+}
+
+}  // namespace
+
+const std::vector<Knob>& knobs() {
+    static const std::vector<Knob> all = make_knobs();
+    return all;
+}
+
+const Knob* find_knob(std::string_view name) {
+    for (const auto& k : knobs())
+        if (k.name == name) return &k;
+    return nullptr;
+}
+
+std::vector<std::string> profile_names() {
+    std::vector<std::string> names;
+    for (const char* name : rxecc_dcqcn_profile_names) names.emplace_back(name);
+    return names;
+}
+
+uint32_t parse_value(const Knob& knob, std::string_view text) {
+    const std::string t = lower(text);
+    switch (knob.unit) {
+        case Unit::boolean:
+            if (t == "1" || t == "on" || t == "true" || t == "yes") return 1;
+            if (t == "0" || t == "off" || t == "false" || t == "no") return 0;
+            bad(knob, text, "a boolean (on/off, 1/0)");
+        case Unit::micros:
+            return parse_scaled(
+                knob, text,
+                {{"", 1000}, {"us", 1000}, {"ns", 1}, {"ms", 1000000}, {"s", 1000000000}}, 1000,
+                "a time (us by default; ns, us, ms, s)");
+        case Unit::mbps:
+            return parse_scaled(
+                knob, text,
+                {{"", 1000}, {"mbit", 1000}, {"kbit", 1}, {"gbit", 1000000}, {"tbit", 1000000000}},
+                1000, "a rate (Mbit/s by default; kbit, mbit, gbit, tbit)");
+        case Unit::units64: {
+            auto n = split_number(text);
+            if (n && n->suffix.empty()) return parse_scaled(knob, text, {{"", 1}}, 1, "");
+            return parse_scaled(knob, text,
+                                {{"b", 1},
+                                 {"kb", 1000},
+                                 {"kib", 1024},
+                                 {"mb", 1000000},
+                                 {"mib", 1048576},
+                                 {"gb", 1000000000},
+                                 {"gib", 1073741824}},
+                                64,
+                                "a byte count (64-byte units by default; B, KB, KiB, MB, MiB, GB, "
+                                "GiB: a multiple of 64 B)");
+        }
+        case Unit::percent:
+            return parse_scaled(knob, text, {{"", 1}, {"%", 1}}, 1, "a percentage");
+        case Unit::plain:
+            return parse_scaled(knob, text, {{"", 1}}, 1, "an integer (" + knob.unit_name + ")");
+        case Unit::prio_mask:
+            if (t == "all") return 0xff;
+            if (t == "none") return 0;
+            return parse_scaled(knob, text, {{"", 1}}, 1,
+                                "a priority mask (0x00..0xff, bit p = priority p; all, none)");
+        case Unit::ecn:
+            if (t == "av" || t == "off" || t == "0") return 0;
+            if (t == "ect1" || t == "1") return 1;
+            if (t == "ect0" || t == "2") return 2;
+            bad(knob, text, "an ECN mode (av, ect1, ect0)");
+    }
+    bad(knob, text, "a value");
+}
+
+std::string format_value(const Knob& knob, uint32_t value) {
+    static constexpr std::array<const char*, 3> ecn_names = {"av", "ect1", "ect0"};
+    switch (knob.unit) {
+        case Unit::prio_mask: {
+            std::array<char, 8> buf{};
+            std::snprintf(buf.data(), buf.size(), "0x%02x", value);  // NOLINT(*-vararg)
+            return buf.data();
+        }
+        case Unit::ecn:
+            if (value < ecn_names.size()) return ecn_names.at(value);
+            break;
+        default:
+            break;
+    }
+    return std::to_string(value);
+}
+
+std::string format_kbps(uint64_t kbps) {
+    struct Step {
+        uint64_t div;
+        const char* unit;
+    };
+    static constexpr std::array<Step, 3> steps = {
+        {{1000000000, "Tbit/s"}, {1000000, "Gbit/s"}, {1000, "Mbit/s"}}};
+    for (const auto& s : steps) {
+        if (kbps < s.div) continue;
+        std::array<char, 32> buf{};
+        const double v = static_cast<double>(kbps) / static_cast<double>(s.div);
+        std::snprintf(buf.data(), buf.size(), "%.4g %s", v, s.unit);  // NOLINT(*-vararg)
+        return buf.data();
+    }
+    return std::to_string(kbps) + " kbit/s";
+}
+
+}  // namespace rxecc::tool

@@ -1,0 +1,55 @@
+// The knobs the tool knows: the DCQCN parameters of the module's core (their
+// names, units and ranges come from its table, rxecc_dcqcn.c) and the three
+// per-device switches rp_enable, np_enable and ecn. Parsing of values with
+// units and formatting for output.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rxecc::tool {
+
+// How a value is written and read.
+enum class Unit {
+    boolean,    // 0/1, on/off, true/false, yes/no
+    micros,     // microseconds: 300, 300us, 1.5ms, 2s, 4000ns
+    mbps,       // Mbit/s: 5, 5mbit, 100kbit, 25gbit
+    units64,    // 64-byte units: 32767, or bytes with a suffix: 2MiB, 640B
+    percent,    // 50, 50%
+    plain,      // an integer in the unit named by `unit_name`
+    prio_mask,  // bit p = priority p: 0xff, 255, all, none
+    ecn,        // av (0), ect1 (1), ect0 (2)
+};
+
+struct Knob {
+    std::string name;
+    Unit unit;
+    std::string unit_name;  // as documented ("us", "Mbps", "64B", ...)
+    uint32_t min;
+    uint32_t max;
+    int dcqcn_index;  // index in the core's table, -1 for the switches
+};
+
+// Every knob, DCQCN parameters first in table order, then rp_enable,
+// np_enable, ecn.
+[[nodiscard]] const std::vector<Knob>& knobs();
+[[nodiscard]] const Knob* find_knob(std::string_view name);
+
+// The profile names the module knows (mlx5, paper, lab).
+[[nodiscard]] std::vector<std::string> profile_names();
+
+// Parse `text` for `knob` into the knob's own unit. Throws Error(bad_value)
+// with a message naming the knob for text that is no value of that kind or
+// does not fit 32 bits; the range is left to the kernel, which owns it.
+[[nodiscard]] uint32_t parse_value(const Knob& knob, std::string_view text);
+
+// A value in its unit for people ("300 us", "0xff", "ect0", "50 %").
+[[nodiscard]] std::string format_value(const Knob& knob, uint32_t value);
+
+// A rate in kbit/s for people: "40 Gbit/s", "12.5 Mbit/s", "900 kbit/s".
+[[nodiscard]] std::string format_kbps(uint64_t kbps);
+
+}  // namespace rxecc::tool
