@@ -13,7 +13,6 @@ INCAST_OUT=${INCAST_OUT:-/mnt/out/incast}
 RATE=${RATE:-50mbit}
 DURATION=${DURATION:-15}
 MODES=${MODES:-off lab mlx5}
-P=/sys/module/rdma_rxecc/parameters
 SENDERS="2 3 4"
 
 modules_unload >/dev/null 2>&1
@@ -36,9 +35,9 @@ run_mode() {
 	mkdir -p "$dir"
 	fabric_mark 1 "$RATE" || return 1
 	if [ "$mode" = off ]; then
-		echo lab > $P/profile; echo 0 > $P/rp_enable; echo 0 > $P/np_enable
+		fabric_dcqcn_all profile lab && fabric_dcqcn_all set rp_enable none np_enable none || return 1
 	else
-		echo "$mode" > $P/profile; echo 0xff > $P/rp_enable; echo 0xff > $P/np_enable
+		fabric_dcqcn_all profile "$mode" && fabric_dcqcn_all set rp_enable all np_enable all || return 1
 	fi
 	counters >"$dir/before.txt"
 	# One server at a time, each listening before the next starts.
@@ -62,7 +61,7 @@ run_mode() {
 	local rc=0
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
 	sleep 1
-	kill -INT $cap; wait $cap 2>/dev/null
+	capture_stop "$dir/swp1.pcap"; wait $cap 2>/dev/null
 	counters >"$dir/after.txt"
 	fabric_sw tc -s qdisc show dev swp1 >"$dir/qdisc.txt"
 	echo "$mode: perftest exit $rc"

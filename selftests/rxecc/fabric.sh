@@ -71,6 +71,18 @@ fabric_add_host() {
 		wait_gid "$(fabric_dev "$i")" "$(fabric_ip6 "$i")" >/dev/null
 }
 
+# fabric_dcqcn I set|profile ARGS...: `rxecc dcqcn` for host I's device;
+# fabric_dcqcn_all: for every host's.
+fabric_dcqcn() {
+	local i=$1 cmd=$2
+	shift 2
+	fabric_in "$i" "$RXECC_TOOL" dcqcn "$cmd" dev "$(fabric_dev "$i")" "$@"
+}
+fabric_dcqcn_all() {
+	local i
+	for i in "${FABRIC_HOSTS[@]}"; do fabric_dcqcn "$i" "$@" || return 1; done
+}
+
 fabric_gid() {
 	if [ "${2:-4}" = 6 ]; then
 		gid_index "$(fabric_dev "$1")" "$(fabric_ip6 "$1")"

@@ -11,6 +11,8 @@ KSFT_SKIP=4
 
 RXECC_TOP=${RXECC_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 RXECC_MODULE=${RXECC_MODULE:-$RXECC_TOP/build/kernel/rxecc/rdma_rxecc.ko}
+# The configuration tool (userspace/tool), as built in the tree.
+RXECC_TOOL=${RXECC_TOOL:-$RXECC_TOP/build/userspace/rxecc}
 # Where a test keeps its logs: the guest's output share when there is one.
 if [ -d /mnt/out ] && [ -w /mnt/out ]; then
 	LOGDIR=${LOGDIR:-/mnt/out/logs}
@@ -176,6 +178,16 @@ wait_gid() {
 		sleep 0.2
 	done
 	echo "$idx"
+}
+
+# capture_stop FILE: stop the capture (dumpcap) writing FILE, let it finish
+# the file, and wait until it is gone. (A background job ignores SIGINT, so
+# `kill -INT` on it does not reach dumpcap; TERM to the processes whose
+# command line names FILE does: timeout passes it on, dumpcap closes the
+# file.)
+capture_stop() {
+	pkill -TERM -f -- "-w $1( |\$)" 2>/dev/null
+	wait_for 20 bash -c "! pgrep -f -- '-w $1( |\$)'"
 }
 
 # port_counter DEV NAME: an rxe hw counter of port 1.

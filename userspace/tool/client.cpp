@@ -151,11 +151,16 @@ Error explain(const nl::KernelError& err, const nl::Message& req,
     }
     // The kernel's message, or the errno's text.
     std::string why = err.msg.empty() ? std::strerror(err.err) : err.msg;  // NOLINT(*-mt-unsafe)
-    // Messages about the device start with the attribute: say which device.
+    // Messages about the device start with the attribute (a dump's error
+    // carries no offset): say which device instead.
+    bool about_dev = name == "dev" || name == "dev index";
     for (const char* prefix : {"DEV_NAME: ", "DEV_INDEX: "})
-        if (why.rfind(prefix, 0) == 0) why.erase(0, std::strlen(prefix));
+        if (why.rfind(prefix, 0) == 0) {
+            why.erase(0, std::strlen(prefix));
+            about_dev = true;
+        }
     std::string line = why;
-    if (name == "dev" && dev)
+    if (about_dev && dev)
         line = "device '" + *dev + "': " + why;
     else if (!name.empty() && why.find(name) == std::string::npos)
         line = name + ": " + why;
@@ -171,7 +176,7 @@ Error explain(const nl::KernelError& err, const nl::Message& req,
                     "CAP_NET_ADMIN in the device's network namespace"};
         case ERANGE:
         case EINVAL:
-            if (!path.empty() && name != "dev" && name != "dev index")
+            if (!path.empty() && !about_dev)
                 return {Exit::bad_value, line};
             break;
         default:

@@ -1,0 +1,289 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The rxecc tool and the module's generic netlink family, on a one-guest
+# fabric (h1, h2 in their own namespaces; an rdma_rxe device y0 in the
+# initial one):
+#   - every command in text and JSON against the live module;
+#   - module parameters are the load-time defaults;
+#   - a set is atomic (all or nothing), announced on the "config" group;
+#   - bad input of every kind: one line on stderr, its own exit code,
+#     nothing changed (module not loaded, unknown device, not an rxecc
+#     device, unknown parameter, wrong type, out of range, no CAP_NET_ADMIN,
+#     another namespace's device);
+#   - a change through the tool changes the packets on the wire (tshark);
+#   - counters and QPs as the tool shows them while perftest runs;
+#   - a fixed-seed fuzz loop of malformed netlink requests.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/fabric.sh"
+need_root
+T=$RXECC_TOOL
+HERE=$(cd "$(dirname "$0")" && pwd)
+ERR=$LOGDIR/tool.stderr
+NOCAP=(setpriv --bounding-set -net_admin --inh-caps -net_admin)
+
+ktap_header
+ktap_plan 13
+
+[ -x "$T" ] || { ktap_fail "the tool is built ($T)"; ktap_finished; }
+modules_unload >/dev/null 2>&1
+
+# expect_fail CODE WORDS CMD...: CMD exits CODE with exactly one line on
+# stderr that contains WORDS (a grep -E pattern).
+expect_fail() {
+	local code=$1 words=$2 rc
+	shift 2
+	"$@" >/dev/null 2>"$ERR"
+	rc=$?
+	echo "$* -> exit $rc: $(cat "$ERR")"
+	[ $rc -eq "$code" ] && [ "$(wc -l <"$ERR")" -eq 1 ] && grep -qE "$words" "$ERR"
+}
+in1() { fabric_in 1 "$@"; }
+json() { python3 -c "import json, sys; d = json.load(sys.stdin); print($1)"; }
+
+not_loaded() {
+	expect_fail 2 "rdma_rxecc module is not loaded" "$T" dcqcn show
+}
+ktap_result "module not loaded: exit 2, one line" not_loaded
+
+# Module parameters set the initial defaults at load time; afterwards they
+# are read only and show the current defaults.
+load_defaults() {
+	load_rdma_core || return 1
+	if insmod "$RXECC_MODULE" rp_gd=16 2>/dev/null; then echo "rp_gd=16 accepted"; return 1; fi
+	dmesg | grep -q "rp_gd: 16 is outside 0..15" || { echo "no range message"; return 1; }
+	insmod "$RXECC_MODULE" profile=paper rp_threshold=7 || return 1
+	local d
+	d=$("$T" -j dcqcn show defaults) || return 1
+	echo "$d"
+	[ "$(echo "$d" | json 'd[0]["dcqcn"]["np_min_time_between_cnps"], d[0]["dcqcn"]["rp_threshold"], d[0]["profile"]')" = "50 7 custom" ] || return 1
+	[ "$(cat /sys/module/rdma_rxecc/parameters/rp_threshold)" = 7 ] || return 1
+	if echo 3 > /sys/module/rdma_rxecc/parameters/rp_threshold 2>/dev/null; then
+		echo "module parameter writable"; return 1
+	fi
+	rmmod rdma_rxecc && rxecc_load && [ "$(cat /sys/module/rdma_rxecc/parameters/profile)" = mlx5 ]
+}
+ktap_result "module parameters: load-time defaults (range checked), read only afterwards" load_defaults
+
+rxe_load || { ktap_fail "load rdma_rxe"; ktap_finished; }
+veth_up y0v 10.9.9.1/24 >/dev/null && rdma link add y0 type rxe netdev y0v ||
+	{ ktap_fail "rdma_rxe device y0"; ktap_finished; }
+fabric_init
+for i in 1 2; do
+	fabric_add_host $i || { ktap_fail "fabric host $i"; ktap_finished; }
+done
+
+show_all() {
+	local t j
+	t=$(in1 "$T" dcqcn show) && echo "$t" || return 1
+	echo "$t" | grep -q "^dev h1 index [0-9]* netdev eth0 line 10 Gbit/s profile mlx5$" || return 1
+	# Every knob in the text and in the JSON, with the defaults' values.
+	j=$(in1 "$T" -j dcqcn show dev h1) || return 1
+	local k v want
+	for k in $(ls /sys/module/rdma_rxecc/parameters); do
+		[ "$k" = profile ] && continue
+		want=$(cat "/sys/module/rdma_rxecc/parameters/$k")
+		v=$(echo "$j" | json "d[0]['dcqcn'].get('$k', d[0].get('$k'))")
+		case $k in ecn) [ "$want" = 2 ] && want=ect0 ;; rp_enable|np_enable) want=$((want)) ;; esac
+		[ "$v" = "$want" ] || { echo "$k: tool $v, module parameter $want"; return 1; }
+		echo "$t" | grep -qE "^  $k +[^ ]+" || { echo "$k missing in text"; return 1; }
+	done
+	[ "$(in1 "$T" -jp dcqcn show | json 'len(d)')" = 1 ] || return 1
+	# From the initial namespace neither fabric device is visible.
+	[ "$("$T" -j dcqcn show | json 'len(d)')" = 0 ] || return 1
+	expect_fail 3 "device 'h1'" "$T" dcqcn show dev h1
+}
+ktap_result "dcqcn show: every knob in text and JSON, only this namespace's devices" show_all
+
+MON=$LOGDIR/tool.monitor
+set_values() {
+	local j rc=0
+	in1 "$T" -j monitor dev h1 interval 0.5 count 6 >"$MON" &
+	local mpid=$!
+	sleep 1
+	in1 "$T" dcqcn set dev h1 rp_time_reset 1.5ms rp_ai_rate 2gbit rp_byte_reset 1MiB \
+		rp_min_dec_fac 40% rp_clamp_tgt_rate on np_enable 0x0f ecn ect1 || rc=1
+	wait $mpid || rc=1
+	j=$(in1 "$T" -j dcqcn show dev h1) || return 1
+	echo "$j"
+	[ "$(echo "$j" | json 'd[0]["dcqcn"]["rp_time_reset"], d[0]["dcqcn"]["rp_ai_rate"], d[0]["dcqcn"]["rp_byte_reset"], d[0]["dcqcn"]["rp_min_dec_fac"], d[0]["dcqcn"]["rp_clamp_tgt_rate"], d[0]["np_enable"], d[0]["ecn"], d[0]["profile"]')" = \
+		"1500 2000 16384 40 1 15 ect1 custom" ] || rc=1
+	# h2 untouched; the monitor saw the change as one event.
+	[ "$(fabric_in 2 "$T" -j dcqcn show dev h2 | json 'd[0]["profile"]')" = mlx5 ] || rc=1
+	echo "monitor:"; cat "$MON"
+	[ "$(grep -c '"event":"config"' "$MON")" = 1 ] && grep '"event":"config"' "$MON" | grep -q '"rp_ai_rate":2000' || rc=1
+	grep -q '"event":"qp"' "$MON" || rc=1
+	return $rc
+}
+ktap_result "dcqcn set: values with units, one change announced on the config group" set_values
+
+atomic() {
+	local before after rc=0
+	before=$(in1 "$T" -j dcqcn show dev h1)
+	expect_fail 6 "rp_gd: out of range 0\.\.15" in1 "$T" dcqcn set dev h1 rp_ai_rate 9 rp_gd 16 || rc=1
+	expect_fail 6 "np_cnp_prio: out of range 0\.\.7" in1 "$T" dcqcn set dev h1 np_cnp_prio 8 ecn ect0 || rc=1
+	expect_fail 6 "rp_min_dec_fac: out of range 1\.\.100" in1 "$T" dcqcn set dev h1 rp_min_dec_fac 0 || rc=1
+	expect_fail 6 "rp_min_rate is above rp_max_rate" in1 "$T" dcqcn set dev h1 rp_max_rate 10 rp_min_rate 20 || rc=1
+	expect_fail 6 "rp_time_reset: 'fast' is not a time" in1 "$T" dcqcn set dev h1 rp_time_reset fast || rc=1
+	expect_fail 6 "ecn: 'ce' is not an ECN mode" in1 "$T" dcqcn set dev h1 ecn ce || rc=1
+	expect_fail 6 "unknown profile 'mlx4'" in1 "$T" dcqcn profile dev h1 mlx4 || rc=1
+	expect_fail 5 "unknown parameter 'rp_speed'" in1 "$T" dcqcn set dev h1 rp_speed 3 || rc=1
+	expect_fail 1 "needs 'dev DEV' or 'defaults'" in1 "$T" dcqcn set rp_gd 3 || rc=1
+	after=$(in1 "$T" -j dcqcn show dev h1)
+	[ "$before" = "$after" ] || { echo "configuration changed"; rc=1; }
+	return $rc
+}
+ktap_result "bad values: one line naming the parameter (the kernel's range), nothing applied" atomic
+
+devices() {
+	local rc=0 before
+	before=$(in1 "$T" -j dcqcn show dev h1)
+	expect_fail 3 "device 'nope': no rxecc device" in1 "$T" dcqcn set dev nope rp_gd 3 || rc=1
+	expect_fail 4 "device 'y0': not an rxecc device" "$T" dcqcn set dev y0 rp_gd 3 || rc=1
+	expect_fail 4 "not an rxecc device" "$T" stats dev y0 || rc=1
+	# Another namespace's rxecc device does not exist for this one.
+	expect_fail 3 "device 'h1'" fabric_in 2 "$T" dcqcn set dev h1 rp_gd 3 || rc=1
+	expect_fail 3 "device 'h2'" in1 "$T" qp show dev h2 || rc=1
+	expect_fail 7 "permission denied" in1 "${NOCAP[@]}" "$T" dcqcn set dev h1 rp_gd 3 || rc=1
+	expect_fail 7 "permission denied" in1 "${NOCAP[@]}" "$T" dcqcn profile dev h1 lab || rc=1
+	expect_fail 7 "permission denied" in1 "${NOCAP[@]}" "$T" stats reset dev h1 || rc=1
+	expect_fail 7 "permission denied" "${NOCAP[@]}" "$T" dcqcn set defaults rp_gd 3 || rc=1
+	# Reading needs no privilege.
+	in1 "${NOCAP[@]}" "$T" dcqcn show dev h1 >/dev/null && in1 "${NOCAP[@]}" "$T" stats >/dev/null &&
+		in1 "${NOCAP[@]}" "$T" qp show >/dev/null || rc=1
+	[ "$before" = "$(in1 "$T" -j dcqcn show dev h1)" ] || { echo "configuration changed"; rc=1; }
+	return $rc
+}
+ktap_result "unknown device, not rxecc, other namespace, no CAP_NET_ADMIN: own exit codes, nothing applied" devices
+
+profiles() {
+	local j rc=0
+	in1 "$T" dcqcn profile dev h1 lab || return 1
+	j=$(in1 "$T" -j dcqcn show dev h1)
+	[ "$(echo "$j" | json 'd[0]["profile"], d[0]["dcqcn"]["rp_clamp_tgt_rate"]')" = "lab 1" ] || rc=1
+	# The defaults: new devices start with them, existing ones keep theirs.
+	"$T" dcqcn profile defaults paper && "$T" dcqcn set defaults np_cnp_dscp 26 || rc=1
+	[ "$(cat /sys/module/rdma_rxecc/parameters/np_cnp_dscp)" = 26 ] || rc=1
+	fabric_add_host 3 || rc=1
+	[ "$(fabric_in 3 "$T" -j dcqcn show dev h3 | json 'd[0]["profile"], d[0]["dcqcn"]["np_cnp_dscp"], d[0]["dcqcn"]["np_min_time_between_cnps"]')" = "custom 26 50" ] || rc=1
+	[ "$(in1 "$T" -j dcqcn show dev h1 | json 'd[0]["profile"]')" = lab ] || rc=1
+	"$T" dcqcn profile defaults mlx5 && "$T" dcqcn set defaults np_cnp_dscp 48 || rc=1
+	[ "$("$T" -j dcqcn show defaults | json 'd[0]["profile"]')" = mlx5 ] || rc=1
+	in1 "$T" dcqcn profile dev h1 mlx5 && in1 "$T" dcqcn set dev h1 ecn ect0 np_enable all || rc=1
+	[ "$(in1 "$T" -j dcqcn show dev h1 | json 'd[0]["profile"]')" = mlx5 ] || rc=1
+	return $rc
+}
+ktap_result "dcqcn profile: per device, and the defaults new devices start with" profiles
+
+# ib_write_bw from h2 to h1, 300 x 4 KiB (300 packets at the default MTU).
+traffic() {	# NAME
+	fabric_in 1 timeout 60 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -n 300 -p 18950 \
+		>"$LOGDIR/$1.s.log" 2>&1 &
+	local spid=$!
+	sleep 1
+	client_run "$LOGDIR/$1.c.log" ip netns exec "$(fabric_ns 2)" ib_write_bw -d h2 -x "$(fabric_gid 2)" \
+		-F -s 4096 -n 300 -p 18950 "$(fabric_ip 1)" >/dev/null
+	local rc=$?
+	wait $spid || rc=1
+	return $rc
+}
+
+# The ECN field of h2's RoCE data packets, set through the tool.
+wire_ecn() {
+	local mode want rc=0 seen
+	for mode in ect1:1 ect0:2 av:0; do
+		fabric_in 2 "$T" dcqcn set dev h2 ecn "${mode%%:*}" || return 1
+		want=${mode#*:}
+		fabric_in 2 timeout 60 dumpcap -i eth0 -s 96 -w "$LOGDIR/ecn.$want.pcap" \
+			-f "udp dst port 4791" >"$LOGDIR/ecn.$want.tshark" 2>&1 &
+		local tpid=$!
+		wait_for 30 grep -q "Capturing on" "$LOGDIR/ecn.$want.tshark" || rc=1
+		traffic "ecn$want" || rc=1
+		sleep 0.5
+		capture_stop "$LOGDIR/ecn.$want.pcap"
+		wait $tpid
+		seen=$(tshark -r "$LOGDIR/ecn.$want.pcap" -Y 'infiniband && ip.src == 10.0.2.1' \
+			-T fields -e ip.dsfield.ecn 2>/dev/null | sort | uniq -c)
+		echo "ecn ${mode%%:*}: (count, ECN) $seen"
+		[ -n "$seen" ] && [ "$(echo "$seen" | awk -v w="$want" '$2 != w' | wc -l)" -eq 0 ] || rc=1
+	done
+	fabric_in 2 "$T" dcqcn set dev h2 ecn ect0 || rc=1
+	return $rc
+}
+ktap_result "ecn set through the tool: h2's data packets carry ECT(1), ECT(0), Not-ECT on the wire" wire_ecn
+
+stats() {
+	local j k rc=0 tool sys
+	j=$(fabric_in 2 "$T" -j stats dev h2) || return 1
+	# The same counters as sysfs, every one of them.
+	for k in $(ls /sys/class/infiniband/h2/ports/1/hw_counters); do
+		[ "$k" = lifespan ] && continue
+		tool=$(echo "$j" | json "d[0]['counters']['$k']")
+		sys=$(port_counter h2 "$k")
+		[ "$tool" = "$sys" ] || { echo "$k: tool $tool sysfs $sys"; rc=1; }
+	done
+	[ "$(echo "$j" | json 'd[0]["counters"]["sent_pkts"] > 0')" = True ] || rc=1
+	fabric_in 2 "$T" stats show dev h2 | grep -E "^  (sent_pkts|np_cnp_sent|rp_cnp_handled) +[0-9]+$" || rc=1
+	fabric_in 2 "$T" stats reset dev h2 || rc=1
+	[ "$(port_counter h2 sent_pkts)" = 0 ] && [ "$(port_counter h2 rcvd_pkts)" = 0 ] || rc=1
+	[ "$(port_counter h1 sent_pkts)" != 0 ] || { echo "h1 was reset too"; rc=1; }
+	return $rc
+}
+ktap_result "stats: every counter in JSON equals sysfs; reset zeroes one device" stats
+
+rc_rts() {	# h2 has an RC QP in RTS
+	fabric_in 2 "$T" -j qp show dev h2 |
+		python3 -c 'import json, sys; sys.exit(0 if any(q["type"] == "RC" and q["state"] == "RTS" for q in json.load(sys.stdin)) else 1)'
+}
+qps() {
+	fabric_in 1 timeout 60 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -D 6 -p 18951 \
+		>"$LOGDIR/qp.s.log" 2>&1 &
+	local spid=$! rc=0 j t
+	sleep 1
+	fabric_in 2 timeout 60 ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 4096 -D 6 -p 18951 \
+		"$(fabric_ip 1)" >"$LOGDIR/qp.c.log" 2>&1 &
+	local cpid=$!
+	wait_for 15 rc_rts || rc=1
+	j=$(fabric_in 2 "$T" -j qp show dev h2)
+	t=$(fabric_in 2 "$T" qp show)
+	echo "$t"
+	wait $cpid || rc=1
+	wait $spid || rc=1
+	echo "$j" | json '[q for q in d if q["type"] == "RC" and q["state"] == "RTS" and q["dest_qpn"] > 0 and q["rate_kbps"] == 10000000 and not q["limited"]][0]["qpn"]' || rc=1
+	echo "$t" | head -1 | grep -q "^DEV  *QPN  *TYPE  *STATE  *DQPN  *PRIO  *CC  *RATE  *TARGET  *ALPHA" || rc=1
+	echo "$t" | grep -qE "^h2 +[0-9]+ +RC +RTS" || rc=1
+	return $rc
+}
+ktap_result "qp show: perftest's RC QP in RTS with its peer and line rate, text and JSON" qps
+
+helps() {
+	local a rc=0
+	for a in "--help" "dcqcn help" "dcqcn set --help" "stats --help" "qp help" "monitor --help" "-V"; do
+		"$T" $a >"$LOGDIR/help.out" 2>&1 && [ -s "$LOGDIR/help.out" ] || { echo "rxecc $a"; rc=1; }
+	done
+	expect_fail 1 "unknown object" "$T" frob || rc=1
+	expect_fail 1 "unknown option" "$T" --frob dcqcn || rc=1
+	return $rc
+}
+ktap_result "--help for every command, usage errors exit 1" helps
+
+fuzz() {
+	local before after
+	before=$(in1 "$T" -j dcqcn show; "$T" -j dcqcn show defaults)
+	in1 python3 "$HERE/genl_fuzz.py" h1 --count 3000 --seed 4791 || return 1
+	# The fuzzer checked every rejected change; restore what it may have set.
+	in1 "$T" dcqcn profile dev h1 mlx5 && in1 "$T" dcqcn set dev h1 rp_enable all np_enable all ecn ect0 &&
+		"$T" dcqcn profile defaults mlx5 && "$T" dcqcn set defaults rp_enable all np_enable all ecn ect0 || return 1
+	after=$(in1 "$T" -j dcqcn show; "$T" -j dcqcn show defaults)
+	[ "$before" = "$after" ] || { echo "not restored: $before / $after"; return 1; }
+	# The family still answers and traffic still runs.
+	traffic fuzzed
+}
+ktap_result "fuzz: 3000 malformed requests (seed 4791), rejected ones change nothing, no splat" fuzz
+
+cleanup_check() {
+	fabric_destroy
+	rdma link delete y0
+	modules_unload && expect_fail 2 "not loaded" "$T" stats
+}
+ktap_result "devices deleted and the module unloaded; the tool says so" cleanup_check
+ktap_finished
