@@ -7,9 +7,10 @@
 #   make bench      rdma_rxecc against stock rdma_rxe in one guest boot (ratios, JSON)
 #   make lint       W=1 + sparse build, checkpatch, clang-format, clang-tidy (also in check)
 #   make shell      interactive guest with rdma_rxecc loaded and an rxecc device up
-#   make install / uninstall    the module (and the tool) for the guest kernel
+#   make install / uninstall    the module for the guest kernel, the rxecc tool
+#                   (PREFIX, default /usr/local), its man page and completion
 #
-# Variables: KSRC (unpacked kernel tree to derive from; default: the
+# Variables: PREFIX, DESTDIR (make install), KSRC (unpacked kernel tree to derive from; default: the
 # linux-source-6.1 tarball), KVER (guest kernel version; default: the one
 # linux-image-amd64 installed), KDIR (headers to build against; default:
 # /lib/modules/$KVER/build), W, C (kbuild's warning level and sparse).
@@ -72,16 +73,26 @@ shell: module
 
 # Install the built module for the guest kernel under extra/ (debug info
 # stripped) and run depmod, so that `rdma link add ... type rxecc` loads it by
-# its alias. Run `make` first; DESTDIR installs into another root.
+# its alias; and the rxecc tool with its man page and bash completion under
+# PREFIX. Run `make` first; DESTDIR installs into another root.
+PREFIX     ?= /usr/local
 INSTALLED  := $(DESTDIR)/lib/modules/$(KVER)/extra/rdma_rxecc.ko
+TOOL_FILES := $(DESTDIR)$(PREFIX)/sbin/rxecc \
+	$(DESTDIR)$(PREFIX)/share/man/man8/rxecc.8 \
+	$(DESTDIR)$(PREFIX)/share/bash-completion/completions/rxecc
 install:
 	@test -f $(MODULE) || { echo "make install: $(MODULE) is not built (run 'make' first)" >&2; exit 1; }
+	@test -x $(UBUILD)/rxecc || { echo "make install: $(UBUILD)/rxecc is not built (run 'make' first)" >&2; exit 1; }
 	install -D -m 644 $(MODULE) $(INSTALLED)
 	strip --strip-debug $(INSTALLED)
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER)
+	install -D -m 755 $(UBUILD)/rxecc $(DESTDIR)$(PREFIX)/sbin/rxecc
+	install -D -m 644 $(TOP)/userspace/tool/rxecc.8 $(DESTDIR)$(PREFIX)/share/man/man8/rxecc.8
+	install -D -m 644 $(TOP)/userspace/tool/rxecc.bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/rxecc
 
 uninstall:
-	rm -f $(INSTALLED)
+	rm -f $(INSTALLED) $(TOOL_FILES)
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER)
 
 clean:

@@ -1,14 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # `make install` puts rdma_rxecc under extra/ for the running kernel, after
-# which `rdma link add ... type rxecc` loads it by its alias; `make uninstall`
-# takes it away again. Runs `make` in the repo, so the module must be built.
+# which `rdma link add ... type rxecc` loads it by its alias, and the rxecc
+# tool, its man page and bash completion under /usr/local; `make uninstall`
+# takes them away again. Runs `make` in the repo, so the module must be built.
 source "$(dirname "$0")/lib.sh"
 need_root
 KV=$(uname -r)
 
 ktap_header
-ktap_plan 7
+ktap_plan 8
 [ -f "$RXECC_MODULE" ] || ktap_exit_skip "the module is not built"
 modules_unload >/dev/null 2>&1
 load_rdma_core
@@ -24,12 +25,16 @@ ktap_result "rdma link add type rxecc autoloads rdma_rxecc" \
 ktap_result "the autoloaded device works (ibv_rc_pingpong)" \
 	bash -c 'source '"$(dirname "$0")"'/lib.sh; g=$(wait_gid x0 10.0.0.1) &&
 		peer_pair inst ibv_rc_pingpong -d x0 -g $g -n 50 -c -- ibv_rc_pingpong -d x0 -g $g -n 50 -c 10.0.0.1'
+ktap_result "the installed rxecc tool shows the device; man page and completion installed" \
+	bash -c '/usr/local/sbin/rxecc dcqcn show dev x0 | grep -q "^dev x0 " && man -w rxecc | grep -q /usr/local/share/man/man8/rxecc.8 &&
+		[ -f /usr/local/share/bash-completion/completions/rxecc ]'
 ktap_result "modprobe -r rdma_rxecc with a device removes it" \
 	bash -c 'modprobe -r rdma_rxecc && ! [ -d /sys/module/rdma_rxecc ] && [ -z "$(ls /sys/class/infiniband)" ]'
 t0=$SECONDS
 ktap_result "make uninstall" make -C "$RXECC_TOP" --no-print-directory uninstall KVER="$KV"
 ktap_diag "make uninstall took $((SECONDS - t0))s"
 ktap_result "after uninstall, type rxecc no longer loads anything" \
-	bash -c '! modinfo rdma_rxecc && ! rdma link add x0 type rxecc netdev d0 && ! [ -d /sys/module/rdma_rxecc ]'
+	bash -c '! modinfo rdma_rxecc && ! rdma link add x0 type rxecc netdev d0 && ! [ -d /sys/module/rdma_rxecc ] &&
+		! [ -e /usr/local/sbin/rxecc ] && ! [ -e /usr/local/share/man/man8/rxecc.8 ]'
 modules_unload >/dev/null 2>&1
 ktap_finished

@@ -1,6 +1,7 @@
 #include "cli.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "errors.hpp"
 
@@ -190,10 +191,11 @@ void parse_monitor(Args& args, Command& cmd) {
     }
 }
 
-}  // namespace
+constexpr size_t kDone = SIZE_MAX;
 
-Command parse_command(std::span<const std::string> argv) {
-    Command cmd;
+// The options before the object; returns how many arguments they took, or
+// kDone after --help or --version (nothing else is looked at).
+size_t parse_options(std::span<const std::string> argv, Command& cmd) {
     size_t i = 0;
     for (; i < argv.size() && argv[i].size() > 1 && argv[i][0] == '-'; ++i) {
         const std::string& o = argv[i];
@@ -205,16 +207,31 @@ Command parse_command(std::span<const std::string> argv) {
             cmd.json = cmd.pretty = true;
         } else if (o == "-h" || o == "--help") {
             cmd.verb = Verb::help;
-            return cmd;
+            return kDone;
         } else if (o == "-V" || o == "--version") {
             cmd.verb = Verb::version;
-            return cmd;
+            return kDone;
         } else {
             usage("unknown option '" + o + "' (see 'rxecc --help')");
         }
     }
-    Args args(argv.subspan(i));
-    if (args.done()) usage("missing OBJECT (dcqcn, stats, qp, monitor; see 'rxecc --help')");
+    return i;
+}
+
+bool asks_help(std::span<const std::string> args) {
+    return std::any_of(args.begin(), args.end(),
+                       [](const std::string& a) { return a == "-h" || a == "--help"; });
+}
+
+}  // namespace
+
+Command parse_command(std::span<const std::string> argv) {
+    Command cmd;
+    const size_t first = parse_options(argv, cmd);
+    if (first == kDone) return cmd;
+    if (first == argv.size())
+        usage("missing OBJECT (dcqcn, stats, qp, monitor; see 'rxecc --help')");
+    Args args(argv.subspan(first));
     const std::string& object = args.next("an object");
     if (object == "help") {
         cmd.verb = Verb::help;
@@ -224,18 +241,12 @@ Command parse_command(std::span<const std::string> argv) {
     }
     if (object != "dcqcn" && object != "stats" && object != "qp" && object != "monitor")
         usage("unknown object '" + object + "' (dcqcn, stats, qp, monitor)");
-    if (args.is_help()) {
+    // `help`, or `--help` anywhere after the object: that object's help.
+    if (args.is_help() || asks_help(argv.subspan(first))) {
         cmd.verb = Verb::help;
         cmd.help_topic = object;
         return cmd;
     }
-    // `--help` after a command asks for that object's help too.
-    for (const auto& a : argv.subspan(i))
-        if (a == "-h" || a == "--help") {
-            cmd.verb = Verb::help;
-            cmd.help_topic = object;
-            return cmd;
-        }
     if (object == "dcqcn")
         parse_dcqcn(args, cmd);
     else if (object == "stats")

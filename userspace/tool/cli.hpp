@@ -44,7 +44,7 @@ struct Command {
 
 // Parse the arguments after the program name. Throws Error(usage) for bad
 // syntax, Error(unknown_param) and Error(bad_value) for settings.
-[[nodiscard]] Command parse_command(std::span<const std::string> args);
+[[nodiscard]] Command parse_command(std::span<const std::string> argv);
 
 // The help text of a topic ("" for the overview).
 [[nodiscard]] std::string help_text(std::string_view topic);

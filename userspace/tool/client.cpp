@@ -121,9 +121,9 @@ Qp decode_qp(const nlmsghdr* nlh) {
     q.dev = decode_dev(tb);
     if (tb[RXECC_ATTR_QP] == nullptr) return q;
     auto t = nl::parse_nested(tb[RXECC_ATTR_QP], RXECC_QP_A_MAX);
-    auto u8 = [&](int a) { return t.at(a) != nullptr ? nl::get_u8(t[a]) : uint8_t{0}; };
-    auto u32 = [&](int a) { return t.at(a) != nullptr ? nl::get_u32(t[a]) : uint32_t{0}; };
-    auto u64 = [&](int a) { return t.at(a) != nullptr ? nl::get_u64(t[a]) : uint64_t{0}; };
+    auto u8 = [&](size_t a) { return t.at(a) != nullptr ? nl::get_u8(t[a]) : uint8_t{0}; };
+    auto u32 = [&](size_t a) { return t.at(a) != nullptr ? nl::get_u32(t[a]) : uint32_t{0}; };
+    auto u64 = [&](size_t a) { return t.at(a) != nullptr ? nl::get_u64(t[a]) : uint64_t{0}; };
     q.qpn = u32(RXECC_QP_A_QPN);
     q.type = u8(RXECC_QP_A_TYPE);
     q.state = u8(RXECC_QP_A_STATE);
@@ -176,8 +176,7 @@ Error explain(const nl::KernelError& err, const nl::Message& req,
                     "CAP_NET_ADMIN in the device's network namespace"};
         case ERANGE:
         case EINVAL:
-            if (!path.empty() && !about_dev)
-                return {Exit::bad_value, line};
+            if (!path.empty() && !about_dev) return {Exit::bad_value, line};
             break;
         default:
             break;

@@ -152,6 +152,7 @@ std::string to_text(const std::vector<Stats>& stats) {
 std::string to_text(const std::vector<Qp>& qps) {
     if (qps.empty()) return {};
     std::vector<std::vector<std::string>> rows;
+    rows.reserve(qps.size());
     for (const auto& q : qps)
         rows.push_back({q.dev.name, std::to_string(q.qpn), qp_type_name(q.type),
                         qp_state_name(q.state), std::to_string(q.dest_qpn), std::to_string(q.prio),

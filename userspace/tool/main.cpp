@@ -34,61 +34,79 @@ std::string stamp() {
     return buf.data();
 }
 
-std::string config_key(const Config& c) { return c.dev ? c.dev->name : std::string(); }
+// What monitor prints.
+class Monitor {
+  public:
+    Monitor(Client& client, const Command& cmd) : client_(client), cmd_(cmd) {
+        for (auto& c : client.configs(cmd.dev)) known_[config_key(c)] = c;
+        known_[""] = client.defaults();
+    }
 
-// Configuration changes as they are announced, QP rates every interval.
-void monitor(Client& client, const Command& cmd) {
-    std::map<std::string, Config> known;
-    for (auto& c : client.configs(cmd.dev)) known[config_key(c)] = c;
-    known[""] = client.defaults();
-    nl::Socket events = client.subscribe();
-    (void)std::signal(SIGINT, on_signal);
-    (void)std::signal(SIGTERM, on_signal);
-
-    auto on_event = [&](const nlmsghdr* nlh) {
-        if (nlh->nlmsg_type != client.family()) return;
+    // A notification of the "config" group.
+    void on_event(const nlmsghdr* nlh) {
+        if (nlh->nlmsg_type != client_.family()) return;
         Config c = decode_config(nlh);
-        if (cmd.dev && (!c.dev || c.dev->name != *cmd.dev)) return;
+        if (cmd_.dev && (!c.dev || c.dev->name != *cmd_.dev)) return;
         const std::string key = config_key(c);
-        if (cmd.json) {
+        if (cmd_.json) {
             auto j = to_json(c);
             j["event"] = "config";
             j["time"] = now_s();
             std::cout << dump(j, false);
         } else {
-            std::string diff = known.count(key) != 0U ? config_diff(known[key], c) : "";
+            const auto it = known_.find(key);
+            const std::string diff = it != known_.end() ? config_diff(it->second, c) : "";
             std::cout << stamp() << " config "
                       << (c.dev ? "dev " + c.dev->name : std::string("defaults")) << ": "
                       << (diff.empty() ? "unchanged" : diff) << "\n";
         }
-        known[key] = c;
+        known_[key] = c;
         std::cout.flush();
-    };
+    }
 
+    // The periodic view of every QP.
+    void refresh() {
+        for (const auto& q : client_.qps(cmd_.dev)) {
+            if (cmd_.json) {
+                auto j = to_json(q);
+                j["event"] = "qp";
+                j["time"] = now_s();
+                std::cout << dump(j, false);
+                continue;
+            }
+            std::cout << stamp() << " qp " << q.dev.name << "/" << q.qpn << " "
+                      << qp_type_name(q.type) << " " << qp_state_name(q.state) << " "
+                      << (q.limited ? "limited" : "line-rate") << " rate "
+                      << format_kbps(q.rate_kbps) << " target " << format_kbps(q.target_kbps)
+                      << " alpha_ppm " << q.alpha_ppm << " cnp_rx " << q.cnp_handled << " cnp_tx "
+                      << q.cnp_sent << "\n";
+        }
+        std::cout.flush();
+    }
+
+  private:
+    static std::string config_key(const Config& c) { return c.dev ? c.dev->name : std::string(); }
+    Client& client_;
+    const Command& cmd_;
+    std::map<std::string, Config> known_;
+};
+
+// Configuration changes as they are announced, QP rates every interval.
+void monitor(Client& client, const Command& cmd) {
+    Monitor mon(client, cmd);
+    nl::Socket events = client.subscribe();
+    (void)std::signal(SIGINT, on_signal);
+    (void)std::signal(SIGTERM, on_signal);
     uint32_t refreshes = 0;
     auto next = now_s();
     while (g_stop == 0) {
         const double wait = next - now_s();
         if (wait > 0) {
-            (void)events.receive(static_cast<int>(wait * 1000) + 1, on_event);
+            (void)events.receive(static_cast<int>(wait * 1000) + 1,
+                                 [&](const nlmsghdr* nlh) { mon.on_event(nlh); });
             continue;
         }
-        for (const auto& q : client.qps(cmd.dev)) {
-            if (cmd.json) {
-                auto j = to_json(q);
-                j["event"] = "qp";
-                j["time"] = now_s();
-                std::cout << dump(j, false);
-            } else {
-                std::cout << stamp() << " qp " << q.dev.name << "/" << q.qpn << " "
-                          << qp_type_name(q.type) << " " << qp_state_name(q.state) << " "
-                          << (q.limited ? "limited" : "line-rate") << " rate "
-                          << format_kbps(q.rate_kbps) << " target " << format_kbps(q.target_kbps)
-                          << " alpha_ppm " << q.alpha_ppm << " cnp_rx " << q.cnp_handled
-                          << " cnp_tx " << q.cnp_sent << "\n";
-            }
-        }
-        std::cout.flush();
+        mon.refresh();
         if (cmd.count && ++refreshes >= *cmd.count) break;
         next += cmd.interval_ms / 1000.0;
     }

@@ -75,9 +75,9 @@ Message::Message(uint16_t family, uint8_t cmd, uint8_t version, uint16_t flags) 
     g->version = version;
 }
 
-nlmsghdr* Message::header() const {
-    return reinterpret_cast<nlmsghdr*>(const_cast<uint8_t*>(buf_.data()));  // NOLINT(*-const-cast)
-}
+nlmsghdr* Message::header() { return reinterpret_cast<nlmsghdr*>(buf_.data()); }
+
+const nlmsghdr* Message::header() const { return reinterpret_cast<const nlmsghdr*>(buf_.data()); }
 
 size_t Message::size() const { return header()->nlmsg_len; }
 
@@ -134,40 +134,58 @@ Socket::Socket()
 
 int Socket::fd() const { return mnl_socket_get_fd(sock_.get()); }
 
+namespace {
+
+// The error (or success) an NLMSG_ERROR or NLMSG_DONE message reports.
+std::optional<KernelError> end_of_request(const nlmsghdr* nlh) {
+    if (nlh->nlmsg_type == NLMSG_ERROR) {
+        if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(nlmsgerr))
+            throw Error(Exit::system, "netlink: truncated error message");
+        const auto* e = static_cast<const nlmsgerr*>(mnl_nlmsg_get_payload(nlh));
+        if (e->error == 0) return std::nullopt;
+        const size_t skip = (nlh->nlmsg_flags & NLM_F_CAPPED) != 0
+                                ? sizeof(*e)
+                                : sizeof(*e) + e->msg.nlmsg_len - MNL_NLMSG_HDRLEN;
+        auto ack = ext_ack(nlh, skip);
+        return KernelError{-e->error, ack.msg, ack.offset};
+    }
+    int err = 0;
+    if (nlh->nlmsg_len >= MNL_NLMSG_HDRLEN + sizeof(int))
+        std::memcpy(&err, mnl_nlmsg_get_payload(nlh), sizeof(err));
+    if (err == 0) return std::nullopt;
+    auto ack = ext_ack(nlh, sizeof(int));
+    return KernelError{-err, ack.msg, ack.offset};
+}
+
+}  // namespace
+
+bool Socket::dispatch(const uint8_t* data, size_t len, bool /*dump*/, const Handler& on_reply,
+                      std::optional<KernelError>& end) const {
+    const auto* nlh = reinterpret_cast<const nlmsghdr*>(data);
+    int left = static_cast<int>(len);
+    for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+        if (nlh->nlmsg_seq != seq_ || nlh->nlmsg_pid != portid_) continue;
+        if (nlh->nlmsg_type == NLMSG_ERROR || nlh->nlmsg_type == NLMSG_DONE) {
+            end = end_of_request(nlh);
+            return true;
+        }
+        on_reply(nlh);
+    }
+    return false;
+}
+
 std::optional<KernelError> Socket::request(Message& msg, const Handler& on_reply) {
     nlmsghdr* req = msg.header();
     req->nlmsg_seq = ++seq_;
     const bool dump = (req->nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP;
+    // A dump ends with NLMSG_DONE; anything else is acknowledged.
     if (!dump) req->nlmsg_flags |= NLM_F_ACK;
     if (mnl_socket_sendto(sock_.get(), msg.data(), msg.size()) < 0) sys_error("netlink send");
+    std::optional<KernelError> end;
     for (;;) {
         const ssize_t n = mnl_socket_recvfrom(sock_.get(), rx_.data(), rx_.size());
         if (n < 0) sys_error("netlink receive");
-        const auto* nlh = reinterpret_cast<const nlmsghdr*>(rx_.data());
-        int len = static_cast<int>(n);
-        for (; mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
-            if (nlh->nlmsg_seq != seq_ || nlh->nlmsg_pid != portid_) continue;
-            if (nlh->nlmsg_type == NLMSG_ERROR) {
-                if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(nlmsgerr))
-                    throw Error(Exit::system, "netlink: truncated error message");
-                const auto* e = static_cast<const nlmsgerr*>(mnl_nlmsg_get_payload(nlh));
-                if (e->error == 0) return std::nullopt;
-                const size_t skip = (nlh->nlmsg_flags & NLM_F_CAPPED) != 0
-                                        ? sizeof(*e)
-                                        : sizeof(*e) + e->msg.nlmsg_len - MNL_NLMSG_HDRLEN;
-                auto ack = ext_ack(nlh, skip);
-                return KernelError{-e->error, ack.msg, ack.offset};
-            }
-            if (nlh->nlmsg_type == NLMSG_DONE) {
-                int err = 0;
-                if (nlh->nlmsg_len >= MNL_NLMSG_HDRLEN + sizeof(int))
-                    std::memcpy(&err, mnl_nlmsg_get_payload(nlh), sizeof(err));
-                if (err == 0) return std::nullopt;
-                auto ack = ext_ack(nlh, sizeof(int));
-                return KernelError{-err, ack.msg, ack.offset};
-            }
-            on_reply(nlh);
-        }
+        if (dispatch(rx_.data(), static_cast<size_t>(n), dump, on_reply, end)) return end;
     }
 }
 

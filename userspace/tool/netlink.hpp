@@ -33,7 +33,8 @@ class Message {
     void put_raw(uint16_t type, const void* data, size_t len);
     nlattr* nest_start(uint16_t type);
     void nest_end(nlattr* nest);
-    [[nodiscard]] nlmsghdr* header() const;
+    [[nodiscard]] nlmsghdr* header();
+    [[nodiscard]] const nlmsghdr* header() const;
     [[nodiscard]] const uint8_t* data() const { return buf_.data(); }
     [[nodiscard]] size_t size() const;
 
@@ -67,6 +68,10 @@ class Socket {
     [[nodiscard]] int fd() const;
 
   private:
+    // One received batch: replies to `on_reply`; the end of the request
+    // (ACK, error, DONE) sets `end`.
+    bool dispatch(const uint8_t* data, size_t len, bool dump, const Handler& on_reply,
+                  std::optional<KernelError>& end) const;
     struct Closer {
         void operator()(mnl_socket* s) const { mnl_socket_close(s); }
     };
