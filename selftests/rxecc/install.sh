@@ -25,9 +25,18 @@ ktap_result "rdma link add type rxecc autoloads rdma_rxecc" \
 ktap_result "the autoloaded device works (ibv_rc_pingpong)" \
 	bash -c 'source '"$(dirname "$0")"'/lib.sh; g=$(wait_gid x0 10.0.0.1) &&
 		peer_pair inst ibv_rc_pingpong -d x0 -g $g -n 50 -c -- ibv_rc_pingpong -d x0 -g $g -n 50 -c 10.0.0.1'
-ktap_result "the installed rxecc tool shows the device; man page and completion installed" \
-	bash -c '/usr/local/sbin/rxecc dcqcn show dev x0 | grep -q "^dev x0 " && man -w rxecc | grep -q /usr/local/share/man/man8/rxecc.8 &&
-		[ -f /usr/local/share/bash-completion/completions/rxecc ]'
+installed_tool() {
+	local out
+	out=$(/usr/local/sbin/rxecc dcqcn show dev x0) || return 1
+	echo "$out" | head -2
+	echo "$out" | grep -q "^dev x0 " || return 1
+	# man finds the page through the standard PATH (man-db maps .../sbin to .../share/man).
+	out=$(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin man -w rxecc 2>&1)
+	echo "man -w rxecc: $out"
+	[ "$(readlink -f "$out")" = /usr/local/share/man/man8/rxecc.8 ] || return 1
+	[ -f /usr/local/share/bash-completion/completions/rxecc ]
+}
+ktap_result "the installed rxecc tool shows the device; man page and completion installed" installed_tool
 ktap_result "modprobe -r rdma_rxecc with a device removes it" \
 	bash -c 'modprobe -r rdma_rxecc && ! [ -d /sys/module/rdma_rxecc ] && [ -z "$(ls /sys/class/infiniband)" ]'
 t0=$SECONDS
