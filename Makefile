@@ -61,11 +61,11 @@ check: deps
 	@$(TOP)/ci/check.sh
 
 bench: deps
-	@$(MAKE) --no-print-directory module
+	@$(MAKE) --no-print-directory all
 	@$(TOP)/ci/bench.sh $(OUT)
 
 demo: deps
-	@$(MAKE) --no-print-directory module
+	@$(MAKE) --no-print-directory all
 	@$(TOP)/ci/demo.sh $(OUT)
 
 shell: module

@@ -21,15 +21,15 @@ measure() {
 	mkdir -p "$dir"
 	modules_unload || return 1
 	if [ "$mod" = rxecc ]; then rxecc_load; else rxe_load; fi || return 1
+	rdma_link_add b0 "$mod" d0 || return 1
 	if [ "$mod" = rxecc ]; then
 		# rdma_rxecc as loaded: DCQCN on (mlx5 profile, ECT(0) on data, the
 		# gates and hooks all in the path), no congestion on a loopback.
-		local p=/sys/module/rdma_rxecc/parameters
-		echo "rdma_rxecc: profile $(cat $p/profile) rp_enable $(cat $p/rp_enable)" \
-			"np_enable $(cat $p/np_enable) ecn $(cat $p/ecn)"
-		[ "$(cat $p/rp_enable)" = 0xff ] && [ "$(cat $p/np_enable)" = 0xff ] || return 1
+		local cfg
+		cfg=$("$RXECC_TOOL" dcqcn show dev b0) || return 1
+		echo "rdma_rxecc: $(echo "$cfg" | grep -E '^dev |^  (rp_enable|np_enable|ecn) ' | tr -s ' \n' ' ')"
+		echo "$cfg" | grep -qE '^  rp_enable +0xff ' && echo "$cfg" | grep -qE '^  np_enable +0xff ' || return 1
 	fi
-	rdma_link_add b0 "$mod" d0 || return 1
 	local g
 	g=$(wait_gid b0 $IP) || return 1
 	local t args

@@ -4,7 +4,11 @@
 
 usage: genl_fuzz.py DEV [--count N] [--seed S]
 
-Sends N requests (fixed seed: reproducible) straight to the family, from a
+First a fixed list of malformed requests with the error each must get
+(unknown attributes, wrong attribute lengths, a nest without NLA_F_NESTED,
+read-only attributes, a device given to the defaults, a truncated genl
+header, a wrong type for a string), each one next to a valid value that must
+not be applied. Then N requests (fixed seed: reproducible) straight to the family, from a
 raw netlink socket: random bytes, truncated headers, random commands with
 random attribute soups, and mutations of valid requests (byte flips,
 truncation, bad attribute lengths, duplicated and unknown attributes,
@@ -264,6 +268,48 @@ class Fuzzer:
         return reference
 
 
+A_NETDEV = 4
+RP_GD = 16
+
+
+def checks(g, fam, dev, f):
+    """Malformed requests with a known answer; none may change anything."""
+    devattr = attr(A_DEV_NAME, strz(dev))
+    good = attr(RP_GD, u32(3))  # valid on its own: must not be applied either
+    cases = [
+        ("unknown top-level attribute", CMD_DEV_SET, devattr + attr(A_DCQCN | NLA_F_NESTED, good) + attr(30, u32(1)), errno.EINVAL),
+        ("unknown DCQCN attribute", CMD_DEV_SET, devattr + attr(A_DCQCN | NLA_F_NESTED, good + attr(25, u32(1))), errno.EINVAL),
+        ("DCQCN nest without NLA_F_NESTED", CMD_DEV_SET, devattr + attr(A_DCQCN, good), errno.EINVAL),
+        ("a u32 value sent as u8", CMD_DEV_SET, devattr + attr(A_DCQCN | NLA_F_NESTED, good + attr(2, u8(1))), errno.EINVAL),
+        ("a u32 value sent as u64", CMD_DEV_SET, devattr + attr(A_DCQCN | NLA_F_NESTED, good + attr(3, u32(1) + u32(0))), errno.EINVAL),
+        ("ECN sent as u32", CMD_DEV_SET, devattr + attr(A_DCQCN | NLA_F_NESTED, good) + attr(A_ECN, u32(1)), errno.EINVAL),
+        ("ECN out of range", CMD_DEV_SET, devattr + attr(A_DCQCN | NLA_F_NESTED, good) + attr(A_ECN, u8(3)), errno.ERANGE),
+        ("read-only NETDEV", CMD_DEV_SET, devattr + attr(A_DCQCN | NLA_F_NESTED, good) + attr(A_NETDEV, strz("eth9")), errno.EINVAL),
+        ("a device given to the defaults", CMD_DEFAULTS_SET, devattr + attr(A_DCQCN | NLA_F_NESTED, good), errno.EINVAL),
+        ("device name without its NUL", CMD_DEV_SET, attr(A_DEV_NAME, dev.encode()) + attr(A_DCQCN | NLA_F_NESTED, good), errno.EINVAL),
+        ("unknown profile", CMD_DEV_SET, devattr + attr(A_PROFILE, strz("mlx4")) + attr(A_DCQCN | NLA_F_NESTED, good), errno.EINVAL),
+        ("no device", CMD_DEV_SET, attr(A_DCQCN | NLA_F_NESTED, good), errno.EINVAL),
+        ("unknown device", CMD_DEV_SET, attr(A_DEV_NAME, strz("rxecc9")) + attr(A_DCQCN | NLA_F_NESTED, good), errno.ENODEV),
+        ("unknown command", CMD_MAX + 3, devattr, errno.EOPNOTSUPP),
+        ("attribute on a get without attributes", CMD_DEFAULTS_GET, devattr, errno.EINVAL),
+    ]
+    ref = f.state()
+    for name, cmd, attrs, want in cases:
+        raw = g.message(fam, cmd, attrs)
+        err, _ = g.request(raw, g.seq)
+        now = f.state()
+        print("genl_fuzz: check %-40s errno %s (want %s)%s" % (name, err, want, "" if now == ref else ", CHANGED"))
+        if err != want or now != ref:
+            sys.exit(1)
+    # The genl header itself cut short.
+    raw = struct.pack("=IHHII", 18, fam, NLM_F_REQUEST | NLM_F_ACK, g.seq + 1, 0) + b"\x01\x01"
+    g.seq += 1
+    err, _ = g.request(raw, g.seq)
+    print("genl_fuzz: check %-40s errno %s (want %s)" % ("truncated genl header", err, errno.EINVAL))
+    if err != errno.EINVAL or f.state() != ref:
+        sys.exit(1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dev")
@@ -273,6 +319,7 @@ def main():
     g = Genl()
     fam = g.family("rxecc")
     f = Fuzzer(g, fam, a.dev, random.Random(a.seed))
+    checks(g, fam, a.dev, f)
     ref = f.state()
     for _ in range(a.count):
         ref = f.one(ref)

@@ -721,7 +721,6 @@ static struct genl_family rxecc_nl_family = {
 	.module = THIS_MODULE,
 	.ops = rxecc_nl_ops,
 	.n_ops = ARRAY_SIZE(rxecc_nl_ops),
-	.resv_start_op = RXECC_CMD_MAX + 1,
 	.mcgrps = rxecc_nl_mcgrps,
 	.n_mcgrps = ARRAY_SIZE(rxecc_nl_mcgrps),
 };
