@@ -269,6 +269,22 @@ perftest_result() {
 	return $ok
 }
 
+# perftest_measured NAME COLUMN CMD...: run CMD (a peer_pair of perftest
+# tools that logs as NAME); it must succeed and one side must report a
+# positive COLUMN. A run that completed but where neither side measured
+# anything (perftest's cycle clock under TCG now and then reads 0 on both)
+# runs once more, and the log says so.
+perftest_measured() {
+	local name=$1 column=$2 try
+	shift 2
+	for try in 1 2; do
+		"$@" || return 1
+		perftest_result "$name" "$column" && return 0
+		echo "$name: completed, but no side reported a value"
+	done
+	return 1
+}
+
 # ---- two guests ---------------------------------------------------------
 # barrier NAME: two guests (RXECC_GUEST_INDEX 0 and 1, the peer at
 # $PEER_IP) both reach this point: guest 0 listens, guest 1 connects.

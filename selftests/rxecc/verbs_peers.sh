@@ -30,16 +30,10 @@ ktap_diag "x0 on d0: IPv4 GID index $G4, IPv6 GID index $G6"
 # perftest NAME TOOL COLUMN ARGS...: a server/client pair with identical
 # arguments; both must succeed and one side must report a positive value.
 perftest() {
-	local name=$1 tool=$2 column=$3 try
+	local name=$1 tool=$2 column=$3
 	shift 3
-	for try in 1 2; do
-		peer_pair "$name" "$tool" -d x0 -F "$@" -- "$tool" -d x0 -F "$@" "$IP" || return 1
-		perftest_result "$name" "$column" && return 0
-		# Completed, but perftest's cycle clock under TCG measured nothing
-		# on either side: once more, said so in the log.
-		echo "$name: completed, but no side reported a value"
-	done
-	return 1
+	perftest_measured "$name" "$column" \
+		peer_pair "$name" "$tool" -d x0 -F "$@" -- "$tool" -d x0 -F "$@" "$IP"
 }
 BW="BW average[MB/sec]"
 LAT="t_typical[usec]"
