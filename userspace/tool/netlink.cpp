@@ -159,7 +159,7 @@ std::optional<KernelError> end_of_request(const nlmsghdr* nlh) {
 
 }  // namespace
 
-bool Socket::dispatch(const uint8_t* data, size_t len, bool /*dump*/, const Handler& on_reply,
+bool Socket::dispatch(const uint8_t* data, size_t len, const Handler& on_reply,
                       std::optional<KernelError>& end) const {
     const auto* nlh = reinterpret_cast<const nlmsghdr*>(data);
     int left = static_cast<int>(len);
@@ -185,7 +185,7 @@ std::optional<KernelError> Socket::request(Message& msg, const Handler& on_reply
     for (;;) {
         const ssize_t n = mnl_socket_recvfrom(sock_.get(), rx_.data(), rx_.size());
         if (n < 0) sys_error("netlink receive");
-        if (dispatch(rx_.data(), static_cast<size_t>(n), dump, on_reply, end)) return end;
+        if (dispatch(rx_.data(), static_cast<size_t>(n), on_reply, end)) return end;
     }
 }
 

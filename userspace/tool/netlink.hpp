@@ -70,7 +70,7 @@ class Socket {
   private:
     // One received batch: replies to `on_reply`; the end of the request
     // (ACK, error, DONE) sets `end`.
-    bool dispatch(const uint8_t* data, size_t len, bool dump, const Handler& on_reply,
+    bool dispatch(const uint8_t* data, size_t len, const Handler& on_reply,
                   std::optional<KernelError>& end) const;
     struct Closer {
         void operator()(mnl_socket* s) const { mnl_socket_close(s); }
