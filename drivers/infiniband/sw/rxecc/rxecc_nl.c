@@ -335,7 +335,8 @@ fail:
 	return ERR_PTR(err);
 }
 
-static int rxecc_nl_reply_cfg(struct genl_info *info, struct rxe_dev *rxe)
+/* The reply to DEFAULTS_GET. */
+static int rxecc_nl_reply_defaults(struct genl_info *info)
 {
 	struct sk_buff *msg;
 	int err;
@@ -344,48 +345,12 @@ static int rxecc_nl_reply_cfg(struct genl_info *info, struct rxe_dev *rxe)
 	if (!msg)
 		return -ENOMEM;
 	err = rxecc_nl_fill_cfg(msg, info->genlhdr->cmd, info->snd_portid,
-				info->snd_seq, 0, rxe);
+				info->snd_seq, 0, NULL);
 	if (err) {
 		nlmsg_free(msg);
 		return err;
 	}
 	return genlmsg_reply(msg, info);
-}
-
-static int rxecc_nl_dev_get(struct sk_buff *skb, struct genl_info *info)
-{
-	struct rxe_dev *rxe;
-	int err;
-
-	rxecc_devices_lock();
-	mutex_lock(&rxecc_cc_mutex);
-	rxe = rxecc_nl_dev(skb, info->attrs, info->extack);
-	err = IS_ERR(rxe) ? PTR_ERR(rxe) : rxecc_nl_reply_cfg(info, rxe);
-	mutex_unlock(&rxecc_cc_mutex);
-	rxecc_devices_unlock();
-	return err;
-}
-
-/* Dumps walk the devices in index order; cb->args[0] is the next index. */
-static int rxecc_nl_dev_dump(struct sk_buff *skb, struct netlink_callback *cb)
-{
-	struct rxe_dev *rxe;
-	int err = 0;
-
-	rxecc_devices_lock();
-	mutex_lock(&rxecc_cc_mutex);
-	while ((rxe = rxecc_dev_next(rxecc_nl_net(skb), cb->args[0]))) {
-		err = rxecc_nl_fill_cfg(skb, RXECC_CMD_DEV_GET,
-					NETLINK_CB(cb->skb).portid,
-					cb->nlh->nlmsg_seq, NLM_F_MULTI, rxe);
-		if (err)
-			break;
-		cb->args[0] = rxe->ib_dev.index + 1;
-	}
-	mutex_unlock(&rxecc_cc_mutex);
-	rxecc_devices_unlock();
-	/* A full message ends this part of the dump; it goes on from there. */
-	return err == -EMSGSIZE && skb->len ? skb->len : err ?: skb->len;
 }
 
 static int rxecc_nl_dev_set(struct sk_buff *skb, struct genl_info *info)
@@ -421,7 +386,7 @@ static int rxecc_nl_defaults_get(struct sk_buff *skb, struct genl_info *info)
 	int err;
 
 	mutex_lock(&rxecc_cc_mutex);
-	err = rxecc_nl_reply_cfg(info, NULL);
+	err = rxecc_nl_reply_defaults(info);
 	mutex_unlock(&rxecc_cc_mutex);
 	return err;
 }
@@ -485,7 +450,19 @@ out:
 	return err;
 }
 
-static int rxecc_nl_stats_get(struct sk_buff *skb, struct genl_info *info)
+/* A message about one device: its configuration or its counters. */
+typedef int (*rxecc_nl_fill_fn)(struct sk_buff *msg, u32 portid, u32 seq,
+				int flags, struct rxe_dev *rxe);
+
+static int rxecc_nl_fill_dev_cfg(struct sk_buff *msg, u32 portid, u32 seq,
+				 int flags, struct rxe_dev *rxe)
+{
+	return rxecc_nl_fill_cfg(msg, RXECC_CMD_DEV_GET, portid, seq, flags, rxe);
+}
+
+/* doit of the per-device reads: the named device. */
+static int rxecc_nl_get_one(struct sk_buff *skb, struct genl_info *info,
+			    rxecc_nl_fill_fn fill)
 {
 	struct sk_buff *msg;
 	struct rxe_dev *rxe;
@@ -498,7 +475,7 @@ static int rxecc_nl_stats_get(struct sk_buff *skb, struct genl_info *info)
 	mutex_lock(&rxecc_cc_mutex);
 	rxe = rxecc_nl_dev(skb, info->attrs, info->extack);
 	err = IS_ERR(rxe) ? PTR_ERR(rxe) :
-	      rxecc_nl_fill_stats(msg, info->snd_portid, info->snd_seq, 0, rxe);
+	      fill(msg, info->snd_portid, info->snd_seq, 0, rxe);
 	mutex_unlock(&rxecc_cc_mutex);
 	rxecc_devices_unlock();
 	if (err) {
@@ -508,7 +485,12 @@ static int rxecc_nl_stats_get(struct sk_buff *skb, struct genl_info *info)
 	return genlmsg_reply(msg, info);
 }
 
-static int rxecc_nl_stats_dump(struct sk_buff *skb, struct netlink_callback *cb)
+/*
+ * dumpit of the per-device reads: every visible device in index order;
+ * cb->args[0] is the next index.
+ */
+static int rxecc_nl_dump_all(struct sk_buff *skb, struct netlink_callback *cb,
+			     rxecc_nl_fill_fn fill)
 {
 	struct rxe_dev *rxe;
 	int err = 0;
@@ -516,15 +498,36 @@ static int rxecc_nl_stats_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	rxecc_devices_lock();
 	mutex_lock(&rxecc_cc_mutex);
 	while ((rxe = rxecc_dev_next(rxecc_nl_net(skb), cb->args[0]))) {
-		err = rxecc_nl_fill_stats(skb, NETLINK_CB(cb->skb).portid,
-					  cb->nlh->nlmsg_seq, NLM_F_MULTI, rxe);
+		err = fill(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+			   NLM_F_MULTI, rxe);
 		if (err)
 			break;
 		cb->args[0] = rxe->ib_dev.index + 1;
 	}
 	mutex_unlock(&rxecc_cc_mutex);
 	rxecc_devices_unlock();
+	/* A full message ends this part of the dump; it goes on from there. */
 	return err == -EMSGSIZE && skb->len ? skb->len : err ?: skb->len;
+}
+
+static int rxecc_nl_dev_get(struct sk_buff *skb, struct genl_info *info)
+{
+	return rxecc_nl_get_one(skb, info, rxecc_nl_fill_dev_cfg);
+}
+
+static int rxecc_nl_dev_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return rxecc_nl_dump_all(skb, cb, rxecc_nl_fill_dev_cfg);
+}
+
+static int rxecc_nl_stats_get(struct sk_buff *skb, struct genl_info *info)
+{
+	return rxecc_nl_get_one(skb, info, rxecc_nl_fill_stats);
+}
+
+static int rxecc_nl_stats_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return rxecc_nl_dump_all(skb, cb, rxecc_nl_fill_stats);
 }
 
 /*
