@@ -11,6 +11,7 @@ KSFT_SKIP=4
 
 RXECC_TOP=${RXECC_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 RXECC_MODULE=${RXECC_MODULE:-$RXECC_TOP/build/kernel/rxecc/rdma_rxecc.ko}
+PFC_MODULE=${PFC_MODULE:-$RXECC_TOP/net/sched/sch_pfc.ko}
 # The configuration tool (userspace/tool), as built in the tree.
 RXECC_TOOL=${RXECC_TOOL:-$RXECC_TOP/build/userspace/rxecc}
 # Where a test keeps its logs: the guest's output share when there is one.
@@ -109,6 +110,16 @@ rxecc_load() {
 	fi
 }
 
+# pfc_load: the switch-port qdisc sch_pfc (net/sched/sch_pfc.ko).
+pfc_load() {
+	module_loaded sch_pfc && return 0
+	if [ "${RXECC_USE_INSTALLED:-0}" = 1 ]; then
+		modprobe sch_pfc
+	else
+		insmod "$PFC_MODULE"
+	fi
+}
+
 rxe_load() {
 	module_loaded rdma_rxe && return 0
 	load_rdma_core && modprobe rdma_rxe
@@ -126,7 +137,7 @@ rdma_links_delete_all() {
 modules_unload() {
 	rdma_links_delete_all
 	local m
-	for m in rdma_rxecc rdma_rxe; do
+	for m in rdma_rxecc rdma_rxe sch_pfc; do
 		if module_loaded $m; then
 			rmmod $m || return 1
 		fi

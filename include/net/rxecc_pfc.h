@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * IEEE 802.1Qbb priority flow control frames, shared by the rxecc endpoint
+ * (rdma_rxecc.ko) and the switch-port qdisc (sch_pfc.ko).
+ *
+ *   DA 01:80:C2:00:00:01, SA, EtherType 0x8808 (MAC control),
+ *   opcode 0x0101, class-enable vector (16 bits, bit p = priority p, the
+ *   upper 8 zero), 8 x 16-bit pause times (priority 0 first) in quanta of
+ *   512 bit times, zero padding to the 60-byte minimum frame.
+ *
+ * The 802.3x PAUSE (opcode 0x0001, one time for the whole link) is parsed
+ * as a frame that pauses every priority.
+ */
+#ifndef _NET_RXECC_PFC_H
+#define _NET_RXECC_PFC_H
+
+#include <linux/etherdevice.h>
+#include <linux/if_ether.h>
+#include <linux/math64.h>
+#include <linux/netdevice.h>
+#include <linux/pkt_sched.h>
+#include <linux/skbuff.h>
+
+#define PFC_OPCODE		0x0101
+#define PFC_OPCODE_PAUSE	0x0001
+#define PFC_NUM_PRIO		8
+#define PFC_QUANTUM_BITS	512
+/* opcode, class-enable vector, eight times */
+#define PFC_BODY_LEN		(2 + 2 + 2 * PFC_NUM_PRIO)
+
+struct pfc_frame {
+	u8 enable;			/* bit p: time[p] is valid */
+	u16 time[PFC_NUM_PRIO];		/* quanta; 0 = resume now (XON) */
+};
+
+/* Nanoseconds that @quanta pause a link of @mbps Mbit/s. */
+static inline u64 pfc_quanta_ns(u32 quanta, u32 mbps)
+{
+	return div_u64((u64)quanta * PFC_QUANTUM_BITS * 1000, mbps ? mbps : 1);
+}
+
+/*
+ * Parse the MAC control frame in @skb (data at the opcode, as a packet_type
+ * handler sees it). Returns 0, -EOPNOTSUPP for another MAC control opcode,
+ * or -EINVAL for a malformed PFC frame (short, or upper vector bits set).
+ */
+static inline int pfc_frame_parse(const struct sk_buff *skb, struct pfc_frame *f)
+{
+	__be16 body[PFC_BODY_LEN / 2];
+	u16 op, cev;
+	int p;
+
+	if (skb_copy_bits(skb, 0, body, sizeof(u16)))
+		return -EINVAL;
+	op = be16_to_cpu(body[0]);
+	if (op == PFC_OPCODE_PAUSE) {
+		if (skb_copy_bits(skb, 0, body, 2 * sizeof(u16)))
+			return -EINVAL;
+		f->enable = 0xff;
+		for (p = 0; p < PFC_NUM_PRIO; p++)
+			f->time[p] = be16_to_cpu(body[1]);
+		return 0;
+	}
+	if (op != PFC_OPCODE)
+		return -EOPNOTSUPP;
+	if (skb_copy_bits(skb, 0, body, sizeof(body)))
+		return -EINVAL;
+	cev = be16_to_cpu(body[1]);
+	if (cev & 0xff00)
+		return -EINVAL;
+	f->enable = cev;
+	for (p = 0; p < PFC_NUM_PRIO; p++)
+		f->time[p] = be16_to_cpu(body[2 + p]);
+	return 0;
+}
+
+/*
+ * A PFC frame from @dev: priorities in @enable get @quanta (0 = XON), the
+ * others are not enabled. NULL if out of memory.
+ */
+static inline struct sk_buff *pfc_frame_build(struct net_device *dev, u8 enable,
+					      u8 xoff, u16 quanta)
+{
+	static const u8 pfc_da[ETH_ALEN] = { 0x01, 0x80, 0xc2, 0x00, 0x00, 0x01 };
+	struct sk_buff *skb;
+	struct ethhdr *eth;
+	__be16 *body;
+	int p;
+
+	skb = alloc_skb(LL_RESERVED_SPACE(dev) + ETH_ZLEN, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, LL_RESERVED_SPACE(dev));
+	eth = skb_put_zero(skb, ETH_ZLEN);
+	ether_addr_copy(eth->h_dest, pfc_da);
+	ether_addr_copy(eth->h_source, dev->dev_addr);
+	eth->h_proto = htons(ETH_P_PAUSE);
+	body = (__be16 *)(eth + 1);
+	body[0] = htons(PFC_OPCODE);
+	body[1] = htons(enable);
+	for (p = 0; p < PFC_NUM_PRIO; p++)
+		if (enable & xoff & BIT(p))
+			body[2 + p] = htons(quanta);
+	skb_reset_mac_header(skb);
+	skb->dev = dev;
+	skb->protocol = htons(ETH_P_PAUSE);
+	skb->priority = TC_PRIO_CONTROL;
+	return skb;
+}
+
+#endif /* _NET_RXECC_PFC_H */

@@ -1,0 +1,928 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sch_pfc: a lossless switch port for the rxecc fabric.
+ *
+ * Eight strict-priority queues (7 first), classified by DSCP (or by the
+ * VLAN PCP / skb->priority), dequeued at an optional port rate. Every queue
+ * accounts its bytes per ingress port (skb->skb_iif), as a switch's ingress
+ * buffer accounting does: when one port's bytes of a PFC-enabled priority
+ * pass XOFF, a PFC frame pausing that priority goes out of that port; it is
+ * refreshed at half its pause time while the bytes stay above XON, and an
+ * XON frame follows when they fall to XON. A port sending past XOFF has
+ * headroom bytes more before its packets are dropped. PFC frames received
+ * on the qdisc's own port stop the dequeue of the paused priorities. ECT
+ * packets are marked CE with a probability rising linearly from 0 at Kmin
+ * to Pmax at Kmax on the instantaneous queue, and always above Kmax.
+ *
+ * PFC frames are sent from a soft hrtimer, outside the qdisc lock, with
+ * __dev_direct_xmit(): like a MAC's control frames they bypass the queues of
+ * the port they leave from.
+ */
+#include <linux/hrtimer.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/pkt_sched.h>
+#include <linux/prandom.h>
+#include <linux/skbuff.h>
+#include <net/dsfield.h>
+#include <net/inet_ecn.h>
+#include <net/netlink.h>
+#include <net/pkt_sched.h>
+#include <net/rxecc_pfc.h>
+#include <net/sch_generic.h>
+#include <linux/sch_pfc.h>
+
+#define PFC_PORTS	32	/* ingress ports accounted per priority */
+#define PFC_NO_PORT	0xff	/* more ports than slots: not accounted */
+
+#define PFC_DEF_LIMIT		(1024 * 1024)
+#define PFC_DEF_XOFF		(64 * 1024)
+#define PFC_DEF_XON		(32 * 1024)
+#define PFC_DEF_HEADROOM	(160 * 1024)
+#define PFC_DEF_PMAX		20
+#define PFC_DEF_LINK_MBPS	10000
+#define PFC_DEF_DELAY_NS	100000
+#define PFC_DEF_QUANTA		0xffff
+
+/* One ingress port's share of one priority queue. */
+struct pfc_port {
+	int ifindex;		/* 0: traffic from the host itself */
+	bool used;
+	bool xoff;		/* XOFF sent to it, XON not yet */
+	u32 bytes;		/* queued from it */
+	u64 xoff_since;		/* ns */
+	u64 refresh_at;		/* ns, next XOFF refresh */
+};
+
+struct pfc_prio {
+	struct qdisc_skb_head q;
+	struct gnet_stats_basic_sync bstats;
+	u32 backlog;
+	/* configuration */
+	u32 limit, xoff, xon, headroom, kmin, kmax, pmax;
+	/* paused by a PFC frame received on this port */
+	bool paused;
+	u64 paused_since, paused_until;
+	struct tc_pfc_prio_stats st;
+	struct pfc_port port[PFC_PORTS];
+};
+
+struct pfc_sched {
+	struct Qdisc *sch;
+	u64 rate;		/* bit/s, 0 = unlimited */
+	u64 t_next;		/* ns, earliest next dequeue at the port rate */
+	u32 link_mbps;
+	u32 delay;		/* ns */
+	u16 quanta;
+	u8 enable;
+	u8 trust;
+	bool kicked;		/* the PFC timer is due now */
+	u8 dscp_map[64];
+	struct qdisc_watchdog wd;
+	struct hrtimer timer;	/* sends PFC frames */
+	atomic64_t tx_errors;
+	u64 rx_ignored, rx_malformed;
+	struct pfc_prio prio[TC_PFC_NUM_PRIO];
+};
+
+/* What the qdisc keeps in an skb's qdisc control block. */
+struct pfc_skb_cb {
+	u8 prio;
+	u8 port;
+};
+
+static struct pfc_skb_cb *pfc_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct pfc_skb_cb) > QDISC_CB_PRIV_LEN);
+	return (struct pfc_skb_cb *)qdisc_skb_cb(skb)->data;
+}
+
+static struct Qdisc_ops pfc_qdisc_ops;
+
+static u8 pfc_classify(const struct pfc_sched *s, struct sk_buff *skb)
+{
+	if (s->trust == TC_PFC_TRUST_PCP) {
+		if (skb_vlan_tag_present(skb))
+			return skb_vlan_tag_get_prio(skb);
+		return skb->priority < TC_PFC_NUM_PRIO ? skb->priority : 0;
+	}
+	switch (skb_protocol(skb, true)) {
+	case htons(ETH_P_IP):
+		if (!pskb_network_may_pull(skb, sizeof(struct iphdr)))
+			return 0;
+		return s->dscp_map[ipv4_get_dsfield(ip_hdr(skb)) >> 2];
+	case htons(ETH_P_IPV6):
+		if (!pskb_network_may_pull(skb, sizeof(struct ipv6hdr)))
+			return 0;
+		return s->dscp_map[ipv6_get_dsfield(ipv6_hdr(skb)) >> 2];
+	default:
+		return 0;
+	}
+}
+
+/* The slot of ingress port @ifindex in @b, taken if new. */
+static u8 pfc_port_slot(struct pfc_prio *b, int ifindex)
+{
+	int i, free = -1;
+
+	for (i = 0; i < PFC_PORTS; i++) {
+		if (b->port[i].used && b->port[i].ifindex == ifindex)
+			return i;
+		if (!b->port[i].used && free < 0)
+			free = i;
+	}
+	if (free < 0)
+		return PFC_NO_PORT;
+	b->port[free].used = true;
+	b->port[free].ifindex = ifindex;
+	return free;
+}
+
+static void pfc_port_release(struct pfc_prio *b, struct pfc_port *pt)
+{
+	if (!pt->bytes && !pt->xoff)
+		pt->used = false;
+}
+
+/* Run the PFC timer now (queue lock held). */
+static void pfc_kick(struct pfc_sched *s)
+{
+	if (s->kicked)
+		return;
+	s->kicked = true;
+	hrtimer_start(&s->timer, 0, HRTIMER_MODE_REL_SOFT);
+}
+
+static bool pfc_should_mark(const struct pfc_prio *b)
+{
+	u64 range;
+
+	if (!b->kmax || b->backlog < b->kmin)
+		return false;
+	if (b->backlog >= b->kmax)
+		return true;
+	/* P = Pmax * (q - Kmin) / (Kmax - Kmin), in parts of 2^32 */
+	range = (u64)(b->kmax - b->kmin) * 100;
+	return get_random_u32() <
+	       div64_u64((u64)(b->backlog - b->kmin) * b->pmax << 32, range);
+}
+
+static int pfc_enqueue(struct sk_buff *skb, struct Qdisc *sch,
+		       struct sk_buff **to_free)
+{
+	struct pfc_sched *s = qdisc_priv(sch);
+	u32 len = qdisc_pkt_len(skb);
+	struct pfc_port *pt = NULL;
+	struct pfc_prio *b;
+	u8 p, slot;
+
+	p = pfc_classify(s, skb);
+	b = &s->prio[p];
+	if (b->backlog + len > b->limit)
+		goto drop;
+	slot = pfc_port_slot(b, skb->skb_iif);
+	if (slot != PFC_NO_PORT) {
+		pt = &b->port[slot];
+		if ((s->enable & BIT(p)) &&
+		    pt->bytes + len > b->xoff + b->headroom) {
+			pfc_port_release(b, pt);
+			goto drop;
+		}
+	}
+	if (pfc_should_mark(b) && INET_ECN_set_ce(skb))
+		b->st.ecn_marked++;
+
+	pfc_cb(skb)->prio = p;
+	pfc_cb(skb)->port = slot;
+	__qdisc_enqueue_tail(skb, &b->q);
+	b->backlog += len;
+	qdisc_qstats_backlog_inc(sch, skb);
+	sch->q.qlen++;
+	if (pt) {
+		pt->bytes += len;
+		if ((s->enable & BIT(p)) && !pt->xoff && pt->bytes >= b->xoff)
+			pfc_kick(s);
+	}
+	return NET_XMIT_SUCCESS;
+
+drop:
+	b->st.drops++;
+	return qdisc_drop(skb, sch, to_free);
+}
+
+/* Is @b paused by a received PFC frame at @now? Ends expired pauses. */
+static bool pfc_rx_paused(struct pfc_prio *b, u64 now)
+{
+	if (b->paused && now >= b->paused_until) {
+		b->paused = false;
+		b->st.pause_rx_duration += b->paused_until - b->paused_since;
+	}
+	return b->paused;
+}
+
+static struct sk_buff *pfc_dequeue(struct Qdisc *sch)
+{
+	struct pfc_sched *s = qdisc_priv(sch);
+	u64 now = ktime_get_ns(), wake = U64_MAX;
+	struct sk_buff *skb;
+	struct pfc_prio *b;
+	u32 len;
+	int p;
+
+	if (!sch->q.qlen)
+		return NULL;
+	if (s->rate && now < s->t_next) {
+		qdisc_watchdog_schedule_ns(&s->wd, s->t_next);
+		return NULL;
+	}
+	for (p = TC_PFC_NUM_PRIO - 1; p >= 0; p--) {
+		b = &s->prio[p];
+		if (!b->q.qlen)
+			continue;
+		if ((s->enable & BIT(p)) && pfc_rx_paused(b, now)) {
+			wake = min(wake, b->paused_until);
+			continue;
+		}
+		skb = __qdisc_dequeue_head(&b->q);
+		len = qdisc_pkt_len(skb);
+		b->backlog -= len;
+		b->st.tx_bytes += len;
+		b->st.tx_packets++;
+		bstats_update(&b->bstats, skb);
+		if (pfc_cb(skb)->port != PFC_NO_PORT) {
+			struct pfc_port *pt = &b->port[pfc_cb(skb)->port];
+
+			pt->bytes -= len;
+			if (pt->xoff && pt->bytes <= b->xon)
+				pfc_kick(s);
+			pfc_port_release(b, pt);
+		}
+		qdisc_qstats_backlog_dec(sch, skb);
+		qdisc_bstats_update(sch, skb);
+		sch->q.qlen--;
+		if (s->rate)
+			s->t_next = max(now, s->t_next) +
+				    div64_u64((u64)len * 8 * NSEC_PER_SEC, s->rate);
+		return skb;
+	}
+	if (wake != U64_MAX)
+		qdisc_watchdog_schedule_ns(&s->wd, wake);
+	return NULL;
+}
+
+/* A PFC frame to send: priorities of @enable, XOFF for those in @xoff. */
+struct pfc_out {
+	int ifindex;
+	u8 enable;
+	u8 xoff;
+};
+
+static int pfc_out_add(struct pfc_out *out, int n, int ifindex, int p, bool xoff)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (out[i].ifindex == ifindex)
+			break;
+	if (i == n) {
+		out[i].ifindex = ifindex;
+		out[i].enable = 0;
+		out[i].xoff = 0;
+		n++;
+	}
+	out[i].enable |= BIT(p);
+	if (xoff)
+		out[i].xoff |= BIT(p);
+	return n;
+}
+
+/*
+ * Under the queue lock: decide the PFC frames due at @now into @out (one per
+ * ingress port, at most PFC_PORTS + 1) and return how many; *@next is the
+ * next refresh time (U64_MAX if none). With @drain every port in XOFF gets
+ * XON (the qdisc goes away).
+ */
+static int pfc_collect(struct pfc_sched *s, u64 now, bool drain,
+		       struct pfc_out *out, u64 *next)
+{
+	u64 refresh = pfc_quanta_ns(s->quanta, s->link_mbps) / 2;
+	int n = 0, p, i;
+
+	*next = U64_MAX;
+	for (p = 0; p < TC_PFC_NUM_PRIO; p++) {
+		struct pfc_prio *b = &s->prio[p];
+		bool on = !drain && (s->enable & BIT(p));
+
+		for (i = 0; i < PFC_PORTS; i++) {
+			struct pfc_port *pt = &b->port[i];
+
+			if (!pt->used || !pt->ifindex)
+				continue;
+			if (pt->xoff && (!on || pt->bytes <= b->xon)) {
+				pt->xoff = false;
+				b->st.xon_tx++;
+				b->st.xoff_ports--;
+				b->st.pause_tx_duration += now - pt->xoff_since;
+				n = pfc_out_add(out, n, pt->ifindex, p, false);
+				pfc_port_release(b, pt);
+				continue;
+			}
+			if (!on)
+				continue;
+			if (!pt->xoff && pt->bytes >= b->xoff) {
+				pt->xoff = true;
+				pt->xoff_since = now;
+				b->st.xoff_ports++;
+			} else if (!pt->xoff || now < pt->refresh_at) {
+				if (pt->xoff)
+					*next = min(*next, pt->refresh_at);
+				continue;
+			}
+			b->st.pause_tx++;
+			pt->refresh_at = now + refresh;
+			*next = min(*next, pt->refresh_at);
+			n = pfc_out_add(out, n, pt->ifindex, p, true);
+		}
+	}
+	return n;
+}
+
+static void pfc_send(struct pfc_sched *s, const struct pfc_out *out, int n)
+{
+	struct net *net = dev_net(qdisc_dev(s->sch));
+	struct net_device *dev;
+	struct sk_buff *skb;
+	int i;
+
+	rcu_read_lock();
+	for (i = 0; i < n; i++) {
+		dev = dev_get_by_index_rcu(net, out[i].ifindex);
+		skb = dev ? pfc_frame_build(dev, out[i].enable, out[i].xoff,
+					    s->quanta) : NULL;
+		if (!skb || __dev_direct_xmit(skb, 0) != NET_XMIT_SUCCESS)
+			atomic64_inc(&s->tx_errors);
+	}
+	rcu_read_unlock();
+}
+
+static enum hrtimer_restart pfc_timer_fn(struct hrtimer *t)
+{
+	struct pfc_sched *s = container_of(t, struct pfc_sched, timer);
+	spinlock_t *lock = qdisc_lock(qdisc_root_sleeping(s->sch));
+	struct pfc_out out[PFC_PORTS + 1];
+	u64 now = ktime_get_ns(), next;
+	int n;
+
+	spin_lock(lock);
+	s->kicked = false;
+	n = pfc_collect(s, now, false, out, &next);
+	if (next != U64_MAX)
+		hrtimer_start(&s->timer, ns_to_ktime(next), HRTIMER_MODE_ABS_SOFT);
+	spin_unlock(lock);
+	pfc_send(s, out, n);
+	return HRTIMER_NORESTART;
+}
+
+/* PFC frames received on a port whose root qdisc is a pfc qdisc. */
+static int pfc_rcv(struct sk_buff *skb, struct net_device *dev,
+		   struct packet_type *pt, struct net_device *orig_dev)
+{
+	struct Qdisc *q = rcu_dereference(dev->qdisc);
+	struct pfc_frame f;
+	struct pfc_sched *s;
+	bool resume = false;
+	u64 now;
+	int err, p;
+
+	if (!q || q->ops != &pfc_qdisc_ops)
+		goto out;
+	s = qdisc_priv(q);
+	err = pfc_frame_parse(skb, &f);
+	spin_lock(qdisc_lock(q));
+	if (test_bit(__QDISC_STATE_DEACTIVATED, &q->state) || err == -EOPNOTSUPP)
+		goto unlock;
+	if (err) {
+		s->rx_malformed++;
+		goto unlock;
+	}
+	now = ktime_get_ns();
+	for (p = 0; p < TC_PFC_NUM_PRIO; p++) {
+		struct pfc_prio *b = &s->prio[p];
+		u64 dur;
+
+		if (!(f.enable & BIT(p)))
+			continue;
+		if (!(s->enable & BIT(p))) {
+			s->rx_ignored++;
+			continue;
+		}
+		b->st.pause_rx++;
+		dur = pfc_quanta_ns(f.time[p], s->link_mbps);
+		pfc_rx_paused(b, now);
+		if (dur) {
+			if (!b->paused) {
+				b->paused = true;
+				b->paused_since = now;
+				b->st.pause_rx_transition++;
+			}
+			b->paused_until = now + dur;
+		} else if (b->paused) {
+			b->paused = false;
+			b->st.pause_rx_duration += now - b->paused_since;
+			resume = true;
+		}
+	}
+	if (resume)
+		__netif_schedule(q);
+unlock:
+	spin_unlock(qdisc_lock(q));
+out:
+	consume_skb(skb);
+	return NET_RX_SUCCESS;
+}
+
+static struct packet_type pfc_packet_type __read_mostly = {
+	.type = cpu_to_be16(ETH_P_PAUSE),
+	.func = pfc_rcv,
+};
+
+static const struct nla_policy pfc_prio_policy[TCA_PFC_PRIO_MAX + 1] = {
+	[TCA_PFC_PRIO_ID]	= NLA_POLICY_MAX(NLA_U8, TC_PFC_NUM_PRIO - 1),
+	[TCA_PFC_PRIO_LIMIT]	= NLA_POLICY_MIN(NLA_U32, 1),
+	[TCA_PFC_PRIO_XOFF]	= NLA_POLICY_MIN(NLA_U32, 1),
+	[TCA_PFC_PRIO_XON]	= { .type = NLA_U32 },
+	[TCA_PFC_PRIO_HEADROOM]	= { .type = NLA_U32 },
+	[TCA_PFC_PRIO_KMIN]	= { .type = NLA_U32 },
+	[TCA_PFC_PRIO_KMAX]	= { .type = NLA_U32 },
+	[TCA_PFC_PRIO_PMAX]	= NLA_POLICY_MAX(NLA_U32, 100),
+};
+
+/* 1 Mbit/s to 1 Tbit/s; up to one second */
+static struct netlink_range_validation pfc_link_range = { .min = 1, .max = 1000000 };
+static struct netlink_range_validation pfc_delay_range = { .max = NSEC_PER_SEC };
+
+static const struct nla_policy pfc_policy[TCA_PFC_MAX + 1] = {
+	[TCA_PFC_RATE]		= { .type = NLA_U64 },
+	[TCA_PFC_ENABLE]	= { .type = NLA_U8 },
+	[TCA_PFC_TRUST]		= NLA_POLICY_MAX(NLA_U8, TC_PFC_TRUST_PCP),
+	[TCA_PFC_LINK_MBPS]	= NLA_POLICY_FULL_RANGE(NLA_U32, &pfc_link_range),
+	[TCA_PFC_DELAY]		= NLA_POLICY_FULL_RANGE(NLA_U32, &pfc_delay_range),
+	[TCA_PFC_QUANTA]	= NLA_POLICY_MIN(NLA_U16, 1),
+	[TCA_PFC_DSCP_MAP]	= NLA_POLICY_EXACT_LEN(64),
+	[TCA_PFC_PRIO]		= NLA_POLICY_NESTED(pfc_prio_policy),
+};
+
+/* The configuration a change builds and checks before it is applied. */
+struct pfc_conf {
+	u64 rate;
+	u32 link_mbps, delay;
+	u16 quanta;
+	u8 enable, trust;
+	u8 dscp_map[64];
+	struct {
+		u32 limit, xoff, xon, headroom, kmin, kmax, pmax;
+	} prio[TC_PFC_NUM_PRIO];
+};
+
+static void pfc_conf_get(const struct pfc_sched *s, struct pfc_conf *c)
+{
+	int p;
+
+	c->rate = s->rate;
+	c->link_mbps = s->link_mbps;
+	c->delay = s->delay;
+	c->quanta = s->quanta;
+	c->enable = s->enable;
+	c->trust = s->trust;
+	memcpy(c->dscp_map, s->dscp_map, sizeof(c->dscp_map));
+	for (p = 0; p < TC_PFC_NUM_PRIO; p++) {
+		const struct pfc_prio *b = &s->prio[p];
+
+		c->prio[p].limit = b->limit;
+		c->prio[p].xoff = b->xoff;
+		c->prio[p].xon = b->xon;
+		c->prio[p].headroom = b->headroom;
+		c->prio[p].kmin = b->kmin;
+		c->prio[p].kmax = b->kmax;
+		c->prio[p].pmax = b->pmax;
+	}
+}
+
+static int pfc_conf_prio(struct pfc_conf *c, const struct nlattr *nest,
+			 struct netlink_ext_ack *extack)
+{
+	struct nlattr *tb[TCA_PFC_PRIO_MAX + 1];
+	int err;
+	u8 p;
+
+	err = nla_parse_nested(tb, TCA_PFC_PRIO_MAX, nest, pfc_prio_policy, extack);
+	if (err)
+		return err;
+	if (!tb[TCA_PFC_PRIO_ID]) {
+		NL_SET_ERR_MSG_ATTR(extack, nest, "priority settings without a priority");
+		return -EINVAL;
+	}
+	p = nla_get_u8(tb[TCA_PFC_PRIO_ID]);
+#define PFC_GET(attr, field) \
+	do { if (tb[attr]) c->prio[p].field = nla_get_u32(tb[attr]); } while (0)
+	PFC_GET(TCA_PFC_PRIO_LIMIT, limit);
+	PFC_GET(TCA_PFC_PRIO_XOFF, xoff);
+	PFC_GET(TCA_PFC_PRIO_XON, xon);
+	PFC_GET(TCA_PFC_PRIO_HEADROOM, headroom);
+	PFC_GET(TCA_PFC_PRIO_KMIN, kmin);
+	PFC_GET(TCA_PFC_PRIO_KMAX, kmax);
+	PFC_GET(TCA_PFC_PRIO_PMAX, pmax);
+#undef PFC_GET
+	return 0;
+}
+
+/* An extack message built at run time (NL_SET_ERR_MSG wants a literal). */
+static void pfc_extack(struct netlink_ext_ack *extack, const struct nlattr *attr,
+		       const char *msg)
+{
+	if (extack) {
+		extack->_msg = msg;
+		extack->bad_attr = attr;
+	}
+}
+
+/* Whole-configuration checks; the message names the priority. */
+static int pfc_conf_check(const struct pfc_conf *c, u32 mtu,
+			  const struct nlattr *opt, struct netlink_ext_ack *extack)
+{
+	static char msg[96];	/* extack keeps a pointer; RTNL serialises */
+	u64 need;
+	int p;
+
+	for (p = 0; p < TC_PFC_NUM_PRIO; p++) {
+		const typeof(c->prio[0]) *x = &c->prio[p];
+
+		if (x->xon > x->xoff)
+			snprintf(msg, sizeof(msg), "prio %d: xon %u above xoff %u",
+				 p, x->xon, x->xoff);
+		else if ((u64)x->xoff + x->headroom > x->limit)
+			snprintf(msg, sizeof(msg),
+				 "prio %d: xoff %u + headroom %u above limit %u",
+				 p, x->xoff, x->headroom, x->limit);
+		else if (x->kmin > x->kmax && x->kmax)
+			snprintf(msg, sizeof(msg), "prio %d: kmin %u above kmax %u",
+				 p, x->kmin, x->kmax);
+		else if (x->kmax > x->limit)
+			snprintf(msg, sizeof(msg), "prio %d: kmax %u above limit %u",
+				 p, x->kmax, x->limit);
+		else
+			continue;
+		pfc_extack(extack, opt, msg);
+		return -EINVAL;
+	}
+	/*
+	 * Headroom: what a port keeps sending after XOFF until the frame has
+	 * reached it and taken effect (delay at the link speed) plus a
+	 * packet in transmission at either end.
+	 */
+	need = div64_u64((u64)c->link_mbps * 1000000 * c->delay, 8 * NSEC_PER_SEC) +
+	       2 * (u64)mtu;
+	for (p = 0; p < TC_PFC_NUM_PRIO; p++) {
+		if (!(c->enable & BIT(p)) || c->prio[p].headroom >= need)
+			continue;
+		snprintf(msg, sizeof(msg),
+			 "prio %d: headroom %u below %llu bytes (%u Mbit/s for %u ns + 2 MTU)",
+			 p, c->prio[p].headroom, need, c->link_mbps, c->delay);
+		pfc_extack(extack, opt, msg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int pfc_change(struct Qdisc *sch, struct nlattr *opt,
+		      struct netlink_ext_ack *extack)
+{
+	struct pfc_sched *s = qdisc_priv(sch);
+	struct nlattr *tb[TCA_PFC_MAX + 1];
+	struct pfc_conf *c;
+	struct nlattr *a;
+	int err, rem, p;
+
+	if (!opt)
+		return 0;
+	err = nla_parse_nested(tb, TCA_PFC_MAX, opt, pfc_policy, extack);
+	if (err)
+		return err;
+	c = kmalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	sch_tree_lock(sch);
+	pfc_conf_get(s, c);
+	sch_tree_unlock(sch);
+	if (tb[TCA_PFC_RATE])
+		c->rate = nla_get_u64(tb[TCA_PFC_RATE]);
+	if (tb[TCA_PFC_ENABLE])
+		c->enable = nla_get_u8(tb[TCA_PFC_ENABLE]);
+	if (tb[TCA_PFC_TRUST])
+		c->trust = nla_get_u8(tb[TCA_PFC_TRUST]);
+	if (tb[TCA_PFC_LINK_MBPS])
+		c->link_mbps = nla_get_u32(tb[TCA_PFC_LINK_MBPS]);
+	if (tb[TCA_PFC_DELAY])
+		c->delay = nla_get_u32(tb[TCA_PFC_DELAY]);
+	if (tb[TCA_PFC_QUANTA])
+		c->quanta = nla_get_u16(tb[TCA_PFC_QUANTA]);
+	if (tb[TCA_PFC_DSCP_MAP]) {
+		const u8 *map = nla_data(tb[TCA_PFC_DSCP_MAP]);
+
+		for (p = 0; p < 64; p++) {
+			if (map[p] >= TC_PFC_NUM_PRIO) {
+				NL_SET_ERR_MSG_ATTR(extack, tb[TCA_PFC_DSCP_MAP],
+						    "dscp map: a priority above 7");
+				err = -EINVAL;
+				goto out;
+			}
+		}
+		memcpy(c->dscp_map, map, sizeof(c->dscp_map));
+	}
+	nla_for_each_nested(a, opt, rem) {
+		if (nla_type(a) != TCA_PFC_PRIO)
+			continue;
+		err = pfc_conf_prio(c, a, extack);
+		if (err)
+			goto out;
+	}
+	err = pfc_conf_check(c, READ_ONCE(qdisc_dev(sch)->mtu) + ETH_HLEN, opt, extack);
+	if (err)
+		goto out;
+
+	sch_tree_lock(sch);
+	s->rate = c->rate;
+	s->link_mbps = c->link_mbps;
+	s->delay = c->delay;
+	s->quanta = c->quanta;
+	s->enable = c->enable;
+	s->trust = c->trust;
+	memcpy(s->dscp_map, c->dscp_map, sizeof(s->dscp_map));
+	for (p = 0; p < TC_PFC_NUM_PRIO; p++) {
+		struct pfc_prio *b = &s->prio[p];
+
+		b->limit = c->prio[p].limit;
+		b->xoff = c->prio[p].xoff;
+		b->xon = c->prio[p].xon;
+		b->headroom = c->prio[p].headroom;
+		b->kmin = c->prio[p].kmin;
+		b->kmax = c->prio[p].kmax;
+		b->pmax = c->prio[p].pmax;
+	}
+	/* Ports in XOFF of a priority no longer enabled get their XON. */
+	pfc_kick(s);
+	sch_tree_unlock(sch);
+out:
+	kfree(c);
+	return err;
+}
+
+static int pfc_init(struct Qdisc *sch, struct nlattr *opt,
+		    struct netlink_ext_ack *extack)
+{
+	struct pfc_sched *s = qdisc_priv(sch);
+	int p;
+
+	s->sch = sch;
+	qdisc_watchdog_init(&s->wd, sch);
+	hrtimer_init(&s->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	s->timer.function = pfc_timer_fn;
+	s->link_mbps = PFC_DEF_LINK_MBPS;
+	s->delay = PFC_DEF_DELAY_NS;
+	s->quanta = PFC_DEF_QUANTA;
+	s->trust = TC_PFC_TRUST_DSCP;
+	for (p = 0; p < 64; p++)
+		s->dscp_map[p] = p >> 3;
+	for (p = 0; p < TC_PFC_NUM_PRIO; p++) {
+		struct pfc_prio *b = &s->prio[p];
+
+		gnet_stats_basic_sync_init(&b->bstats);
+		b->limit = PFC_DEF_LIMIT;
+		b->xoff = PFC_DEF_XOFF;
+		b->xon = PFC_DEF_XON;
+		b->headroom = PFC_DEF_HEADROOM;
+		b->pmax = PFC_DEF_PMAX;
+	}
+	return pfc_change(sch, opt, extack);
+}
+
+/* Queue lock held (dev_deactivate, qdisc_reset). */
+static void pfc_reset(struct Qdisc *sch)
+{
+	struct pfc_sched *s = qdisc_priv(sch);
+	int p, i;
+
+	for (p = 0; p < TC_PFC_NUM_PRIO; p++) {
+		struct pfc_prio *b = &s->prio[p];
+
+		__qdisc_reset_queue(&b->q);
+		b->backlog = 0;
+		for (i = 0; i < PFC_PORTS; i++) {
+			b->port[i].bytes = 0;
+			pfc_port_release(b, &b->port[i]);
+		}
+	}
+	sch->q.qlen = 0;
+	sch->qstats.backlog = 0;
+	qdisc_watchdog_cancel(&s->wd);
+	/* Ports held in XOFF get their XON from the timer. */
+	pfc_kick(s);
+}
+
+static void pfc_destroy(struct Qdisc *sch)
+{
+	struct pfc_sched *s = qdisc_priv(sch);
+	struct pfc_out out[PFC_PORTS + 1];
+	u64 next;
+	int n;
+
+	qdisc_watchdog_cancel(&s->wd);
+	hrtimer_cancel(&s->timer);
+	/* Nothing can arm the timer now: release every port still in XOFF. */
+	spin_lock_bh(qdisc_lock(qdisc_root_sleeping(sch)));
+	n = pfc_collect(s, ktime_get_ns(), true, out, &next);
+	spin_unlock_bh(qdisc_lock(qdisc_root_sleeping(sch)));
+	local_bh_disable();
+	pfc_send(s, out, n);
+	local_bh_enable();
+}
+
+static int pfc_dump(struct Qdisc *sch, struct sk_buff *skb)
+{
+	struct pfc_sched *s = qdisc_priv(sch);
+	struct nlattr *opts, *nest;
+	struct pfc_conf c;
+	int p;
+
+	sch_tree_lock(sch);
+	pfc_conf_get(s, &c);
+	sch_tree_unlock(sch);
+	opts = nla_nest_start_noflag(skb, TCA_OPTIONS);
+	if (!opts)
+		return -EMSGSIZE;
+	if (nla_put_u64_64bit(skb, TCA_PFC_RATE, c.rate, TCA_PFC_PAD) ||
+	    nla_put_u8(skb, TCA_PFC_ENABLE, c.enable) ||
+	    nla_put_u8(skb, TCA_PFC_TRUST, c.trust) ||
+	    nla_put_u32(skb, TCA_PFC_LINK_MBPS, c.link_mbps) ||
+	    nla_put_u32(skb, TCA_PFC_DELAY, c.delay) ||
+	    nla_put_u16(skb, TCA_PFC_QUANTA, c.quanta) ||
+	    nla_put(skb, TCA_PFC_DSCP_MAP, sizeof(c.dscp_map), c.dscp_map))
+		goto fail;
+	for (p = 0; p < TC_PFC_NUM_PRIO; p++) {
+		nest = nla_nest_start(skb, TCA_PFC_PRIO);
+		if (!nest ||
+		    nla_put_u8(skb, TCA_PFC_PRIO_ID, p) ||
+		    nla_put_u32(skb, TCA_PFC_PRIO_LIMIT, c.prio[p].limit) ||
+		    nla_put_u32(skb, TCA_PFC_PRIO_XOFF, c.prio[p].xoff) ||
+		    nla_put_u32(skb, TCA_PFC_PRIO_XON, c.prio[p].xon) ||
+		    nla_put_u32(skb, TCA_PFC_PRIO_HEADROOM, c.prio[p].headroom) ||
+		    nla_put_u32(skb, TCA_PFC_PRIO_KMIN, c.prio[p].kmin) ||
+		    nla_put_u32(skb, TCA_PFC_PRIO_KMAX, c.prio[p].kmax) ||
+		    nla_put_u32(skb, TCA_PFC_PRIO_PMAX, c.prio[p].pmax))
+			goto fail;
+		nla_nest_end(skb, nest);
+	}
+	return nla_nest_end(skb, opts);
+fail:
+	nla_nest_cancel(skb, opts);
+	return -EMSGSIZE;
+}
+
+/* Statistics of @b at @now, durations including a pause still running. */
+static void pfc_prio_stats(const struct pfc_prio *b, u64 now,
+			   struct tc_pfc_prio_stats *st)
+{
+	int i;
+
+	*st = b->st;
+	st->backlog = b->backlog;
+	st->qlen = b->q.qlen;
+	if (b->paused)
+		st->pause_rx_duration += min(now, b->paused_until) - b->paused_since;
+	for (i = 0; i < PFC_PORTS; i++)
+		if (b->port[i].used && b->port[i].xoff)
+			st->pause_tx_duration += now - b->port[i].xoff_since;
+}
+
+static int pfc_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
+{
+	struct pfc_sched *s = qdisc_priv(sch);
+	struct tc_pfc_xstats *x;
+	u64 now = ktime_get_ns();
+	int p, err;
+
+	x = kzalloc(sizeof(*x), GFP_KERNEL);
+	if (!x)
+		return -1;
+	sch_tree_lock(sch);
+	for (p = 0; p < TC_PFC_NUM_PRIO; p++)
+		pfc_prio_stats(&s->prio[p], now, &x->prio[p]);
+	x->pfc_rx_ignored = s->rx_ignored;
+	x->pfc_rx_malformed = s->rx_malformed;
+	sch_tree_unlock(sch);
+	x->pfc_tx_errors = atomic64_read(&s->tx_errors);
+	err = gnet_stats_copy_app(d, x, sizeof(*x));
+	kfree(x);
+	return err;
+}
+
+/* Classes 1..8 are the priorities 0..7 (read-only: statistics). */
+static struct Qdisc *pfc_leaf(struct Qdisc *sch, unsigned long cl)
+{
+	return NULL;
+}
+
+static unsigned long pfc_find(struct Qdisc *sch, u32 classid)
+{
+	unsigned long cl = TC_H_MIN(classid);
+
+	return cl >= 1 && cl <= TC_PFC_NUM_PRIO ? cl : 0;
+}
+
+static void pfc_walk(struct Qdisc *sch, struct qdisc_walker *arg)
+{
+	unsigned long cl;
+
+	if (arg->stop)
+		return;
+	for (cl = 1; cl <= TC_PFC_NUM_PRIO; cl++)
+		if (!tc_qdisc_stats_dump(sch, cl, arg))
+			break;
+}
+
+static int pfc_dump_class(struct Qdisc *sch, unsigned long cl,
+			  struct sk_buff *skb, struct tcmsg *tcm)
+{
+	tcm->tcm_parent = TC_H_ROOT;
+	tcm->tcm_handle |= TC_H_MIN(cl);
+	tcm->tcm_info = 0;
+	return 0;
+}
+
+static int pfc_dump_class_stats(struct Qdisc *sch, unsigned long cl,
+				struct gnet_dump *d)
+{
+	struct pfc_sched *s = qdisc_priv(sch);
+	struct pfc_prio *b = &s->prio[cl - 1];
+	struct gnet_stats_queue qs = {};
+	struct tc_pfc_prio_stats st;
+
+	sch_tree_lock(sch);
+	pfc_prio_stats(b, ktime_get_ns(), &st);
+	sch_tree_unlock(sch);
+	qs.backlog = st.backlog;
+	qs.drops = st.drops;
+	qs.overlimits = st.ecn_marked;
+	if (gnet_stats_copy_basic(d, NULL, &b->bstats, true) < 0 ||
+	    gnet_stats_copy_queue(d, NULL, &qs, st.qlen) < 0)
+		return -1;
+	return gnet_stats_copy_app(d, &st, sizeof(st));
+}
+
+static const struct Qdisc_class_ops pfc_class_ops = {
+	.leaf		= pfc_leaf,
+	.find		= pfc_find,
+	.walk		= pfc_walk,
+	.dump		= pfc_dump_class,
+	.dump_stats	= pfc_dump_class_stats,
+};
+
+static struct Qdisc_ops pfc_qdisc_ops __read_mostly = {
+	.cl_ops		= &pfc_class_ops,
+	.id		= "pfc",
+	.priv_size	= sizeof(struct pfc_sched),
+	.enqueue	= pfc_enqueue,
+	.dequeue	= pfc_dequeue,
+	.peek		= qdisc_peek_dequeued,
+	.init		= pfc_init,
+	.reset		= pfc_reset,
+	.destroy	= pfc_destroy,
+	.change		= pfc_change,
+	.dump		= pfc_dump,
+	.dump_stats	= pfc_dump_stats,
+	.owner		= THIS_MODULE,
+};
+
+static int __init pfc_module_init(void)
+{
+	int err = register_qdisc(&pfc_qdisc_ops);
+
+	if (err)
+		return err;
+	dev_add_pack(&pfc_packet_type);
+	return 0;
+}
+
+static void __exit pfc_module_exit(void)
+{
+	/* No qdisc is left (the module is pinned by each); wait for handlers. */
+	dev_remove_pack(&pfc_packet_type);
+	unregister_qdisc(&pfc_qdisc_ops);
+}
+
+module_init(pfc_module_init);
+module_exit(pfc_module_exit);
+MODULE_DESCRIPTION("rxecc lossless switch port: 802.1Qbb PFC, ECN marking, 8 priority queues");
+MODULE_LICENSE("GPL");
