@@ -27,7 +27,7 @@ else
 fi
 own_files=$(cd "$own" && ls Kbuild ./*.c ./*.h 2>/dev/null | sed 's|^\./||' | sort)
 series_id=$(cd "$own/patches" && cat series $(sed -e 's/#.*//' series) | sha256sum | cut -c1-16)
-stamp="$src_id|series $series_id|own $(echo "$own_files" | tr '\n' ' ')|uapi"
+stamp="$src_id|series $series_id|own $(echo "$own_files" | tr '\n' ' ')|uapi|include"
 
 if [ -f "$out/.rxecc-stamp" ] && [ "$(cat "$out/.rxecc-stamp")" = "$stamp" ]; then
 	exit 0
@@ -69,6 +69,7 @@ for f in $own_files; do
 	ln -s "$own/$f" "$new/$f"
 done
 ln -s "$top/include/uapi" "$new/uapi"
+ln -s "$top/include" "$new/rxecc_include"
 (cd "$new" && find . -maxdepth 1 -type f ! -name '.*' -printf '%f\n' | sort | xargs sha256sum) \
 	> "$new/.rxecc-sums.tmp"
 mv "$new/.rxecc-sums.tmp" "$new/.rxecc-sums"

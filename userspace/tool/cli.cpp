@@ -1,6 +1,8 @@
 #include "cli.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <cstdint>
 
 #include "errors.hpp"
@@ -20,6 +22,9 @@ constexpr std::string_view kOverview =
     "  rxecc stats reset dev DEV\n"
     "  rxecc qp [show] [dev DEV]\n"
     "  rxecc monitor [dev DEV] [interval SECONDS] [count N]\n"
+    "  rxecc qdisc [show] [dev NETDEV]\n"
+    "  rxecc qdisc {add | change | replace} dev NETDEV [OPTIONS]\n"
+    "  rxecc qdisc del dev NETDEV\n"
     "\n"
     "Options:\n"
     "  -j, --json     JSON output (read commands)\n"
@@ -57,6 +62,34 @@ constexpr std::string_view kQp =
     "\n"
     "Every QP with its congestion state: rate, target rate, alpha, stages,\n"
     "CNPs handled and sent, packets the limiter held back.\n";
+
+constexpr std::string_view kQdisc =
+    "Usage: rxecc qdisc [show] [dev NETDEV]\n"
+    "       rxecc qdisc {add | change | replace} dev NETDEV [PORT OPTIONS] [QUEUE OPTIONS]\n"
+    "                   [prio P QUEUE OPTIONS ...]\n"
+    "       rxecc qdisc del dev NETDEV\n"
+    "\n"
+    "The lossless switch-port qdisc 'pfc' (module sch_pfc) as the root qdisc of a\n"
+    "netdev: eight priority queues, PFC towards the ports the traffic came from,\n"
+    "PFC received honoured, ECN marking. show: configuration and per-priority\n"
+    "statistics of every pfc qdisc (or one).\n"
+    "\n"
+    "Port options:\n"
+    "  rate RATE        port rate, whole Mbit/s (50, 50mbit, 1gbit; 0 or none = no limit)\n"
+    "  pfc MASK         priorities with PFC (0x08, 0,0,0,1,0,0,0,0, all, none)\n"
+    "  trust dscp|pcp   classify by DSCP (default) or VLAN PCP / skb priority\n"
+    "  link SPEED       speed that turns quanta into time (default 10gbit)\n"
+    "  delay TIME       response time the headroom must cover (default 100us)\n"
+    "  quanta N         pause time of XOFF frames, 1..65535 (default 65535)\n"
+    "Queue options (every priority, or the one after 'prio P'; bytes: B, KB, KiB,\n"
+    "MB, MiB):\n"
+    "  limit BYTES      queue size (default 1MiB)\n"
+    "  xoff BYTES       bytes from one ingress port that send XOFF (default 64KiB)\n"
+    "  xon BYTES        ... and XON again (default 32KiB)\n"
+    "  headroom BYTES   accepted from a port after XOFF (default 160KiB)\n"
+    "  kmin BYTES       ECN marking starts (default 0)\n"
+    "  kmax BYTES       every ECT packet marked; 0 = no marking (default 0)\n"
+    "  pmax PERCENT     marking probability at kmax (default 20)\n";
 
 constexpr std::string_view kMonitor =
     "Usage: rxecc monitor [dev DEV] [interval SECONDS] [count N]\n"
@@ -121,6 +154,35 @@ uint32_t parse_interval_ms(const std::string& text) {
     return us / 1000;
 }
 
+// "26:3,46:5", "default" or "default,26:3".
+void parse_dscp2prio(const std::string& text, Command& cmd) {
+    auto fail = [&]() {
+        throw Error(Exit::bad_value, "dscp2prio: '" + text +
+                                         "' is not DSCP:PRIO[,DSCP:PRIO...] (DSCP 0..63, PRIO "
+                                         "0..7) or default");
+    };
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        const size_t end = std::min(text.find(',', pos), text.size());
+        const std::string item = text.substr(pos, end - pos);
+        pos = end + 1;
+        if (item == "default") {
+            cmd.dscp2prio_default = true;
+            continue;
+        }
+        const size_t colon = item.find(':');
+        if (colon == std::string::npos || colon == 0 || colon + 2 != item.size()) fail();
+        unsigned dscp = 0;
+        for (char c : item.substr(0, colon)) {
+            if (c < '0' || c > '9' || dscp > 63) fail();
+            dscp = dscp * 10 + static_cast<unsigned>(c - '0');
+        }
+        const char p = item[colon + 1];
+        if (dscp > 63 || p < '0' || p > '7') fail();
+        cmd.dscp2prio.emplace_back(static_cast<uint8_t>(dscp), static_cast<uint8_t>(p - '0'));
+    }
+}
+
 void parse_dcqcn(Args& args, Command& cmd) {
     const std::string sub = args.done() ? "show" : args.next("a command");
     if (sub == "show" || sub == "list") {
@@ -132,6 +194,12 @@ void parse_dcqcn(Args& args, Command& cmd) {
         if (args.done()) usage("dcqcn set needs at least one NAME VALUE");
         while (!args.done()) {
             const std::string& name = args.next("a parameter name");
+            if (name == "dscp2prio") {
+                if (cmd.dscp2prio_default || !cmd.dscp2prio.empty())
+                    usage("parameter 'dscp2prio' given twice");
+                parse_dscp2prio(args.next("a map for dscp2prio (DSCP:PRIO,... or default)"), cmd);
+                continue;
+            }
             const Knob* knob = find_knob(name);
             if (knob == nullptr)
                 throw Error(Exit::unknown_param,
@@ -191,6 +259,129 @@ void parse_monitor(Args& args, Command& cmd) {
     }
 }
 
+uint32_t parse_bytes(const std::string& name, const std::string& text) {
+    const Knob k{name, Unit::plain, "bytes", 0, UINT32_MAX, -1};
+    static const std::array<std::pair<std::string_view, uint64_t>, 6> suffixes = {
+        {{"kib", 1024}, {"mib", 1048576}, {"kb", 1000}, {"mb", 1000000}, {"b", 1}, {"", 1}}};
+    std::string t = text;
+    std::transform(t.begin(), t.end(), t.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    for (const auto& [suffix, factor] : suffixes) {
+        if (t.size() <= suffix.size() || t.compare(t.size() - suffix.size(), suffix.size(),
+                                                   suffix) != 0)
+            continue;
+        const std::string digits = t.substr(0, t.size() - suffix.size());
+        if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            continue;
+        const uint64_t v = parse_value(k, digits) * factor;
+        if (v > UINT32_MAX) break;
+        return static_cast<uint32_t>(v);
+    }
+    throw Error(Exit::bad_value, name + ": '" + text +
+                                     "' is not a byte count (B, KB, KiB, MB, MiB; 32 bits)");
+}
+
+// A queue option into `q`; false if `key` is none.
+bool parse_queue_option(const std::string& key, Args& args, QdiscPrio& q) {
+    static const Knob pct{"pmax", Unit::percent, "%", 0, 100, -1};
+    std::optional<uint32_t>* field = nullptr;
+    if (key == "limit") field = &q.limit;
+    if (key == "xoff") field = &q.xoff;
+    if (key == "xon") field = &q.xon;
+    if (key == "headroom") field = &q.headroom;
+    if (key == "kmin") field = &q.kmin;
+    if (key == "kmax") field = &q.kmax;
+    if (key == "pmax") {
+        q.pmax = parse_value(pct, args.next("a percentage after 'pmax'"));
+        return true;
+    }
+    if (field == nullptr) return false;
+    *field = parse_bytes(key, args.next("a byte count after '" + key + "'"));
+    return true;
+}
+
+void merge(QdiscPrio& into, const QdiscPrio& from) {
+    for (auto [dst, src] : {std::pair{&into.limit, &from.limit}, {&into.xoff, &from.xoff},
+                            {&into.xon, &from.xon}, {&into.headroom, &from.headroom},
+                            {&into.kmin, &from.kmin}, {&into.kmax, &from.kmax},
+                            {&into.pmax, &from.pmax}})
+        if (*src && !*dst) *dst = *src;
+}
+
+void parse_qdisc_options(Args& args, QdiscSpec& q) {
+    static const Knob rate{"rate", Unit::speed, "Mbit/s", 0, UINT32_MAX, -1};
+    static const Knob link{"link", Unit::mbps, "Mbit/s", 1, 1000000, -1};
+    static const Knob delay{"delay", Unit::micros, "us", 0, 1000000, -1};
+    static const Knob quanta{"quanta", Unit::plain, "quanta", 1, 65535, -1};
+    static const Knob mask{"pfc", Unit::prio_mask, "prio mask", 0, 0xff, -1};
+    QdiscPrio all;
+    int cur = -1;  // the priority after `prio P`, -1 before any
+    while (!args.done()) {
+        const std::string& key = args.next("an option");
+        QdiscPrio& target = cur < 0 ? all : q.prio.at(static_cast<size_t>(cur));
+        if (parse_queue_option(key, args, target)) continue;
+        if (key == "prio") {
+            const std::string& p = args.next("a priority after 'prio'");
+            if (p.size() != 1 || p[0] < '0' || p[0] > '7')
+                throw Error(Exit::bad_value, "prio: '" + p + "' is not a priority (0..7)");
+            cur = p[0] - '0';
+        } else if (cur >= 0) {
+            usage("'" + key + "' is no queue option (port options come before 'prio')");
+        } else if (key == "rate") {
+            const std::string& v = args.next("a rate after 'rate'");
+            q.rate_bps = v == "none" ? 0 : uint64_t{parse_value(rate, v)} * 1000000;
+        } else if (key == "pfc") {
+            q.enable = static_cast<uint8_t>(parse_value(mask, args.next("a mask after 'pfc'")));
+        } else if (key == "trust") {
+            const std::string& t = args.next("dscp or pcp after 'trust'");
+            if (t != "dscp" && t != "pcp")
+                throw Error(Exit::bad_value, "trust: '" + t + "' is not dscp or pcp");
+            q.trust = t == "dscp" ? 0 : 1;
+        } else if (key == "link") {
+            q.link_mbps = parse_value(link, args.next("a speed after 'link'"));
+        } else if (key == "delay") {
+            q.delay_ns = parse_value(delay, args.next("a time after 'delay'")) * 1000;
+        } else if (key == "quanta") {
+            const uint32_t v = parse_value(quanta, args.next("a number after 'quanta'"));
+            if (v < 1 || v > 65535)
+                throw Error(Exit::bad_value, "quanta: " + std::to_string(v) + " is outside 1..65535");
+            q.quanta = static_cast<uint16_t>(v);
+        } else {
+            usage("unknown qdisc option '" + key + "' (see 'rxecc qdisc help')");
+        }
+    }
+    for (auto& p : q.prio) merge(p, all);
+}
+
+void parse_qdisc(Args& args, Command& cmd) {
+    const std::string sub = args.done() ? "show" : args.next("a command");
+    if (sub == "show" || sub == "list") {
+        cmd.verb = Verb::qdisc_show;
+        if (!args.done()) {
+            if (args.next("dev") != "dev") usage("qdisc show takes only 'dev NETDEV'");
+            cmd.qdisc.netdev = args.next("a netdev after 'dev'");
+        }
+        no_more(args);
+        return;
+    }
+    if (sub == "del" || sub == "delete") {
+        cmd.verb = Verb::qdisc_del;
+    } else if (sub == "add" || sub == "change" || sub == "replace") {
+        cmd.verb = Verb::qdisc_set;
+        cmd.qdisc.op = sub == "add"      ? QdiscSpec::Op::add
+                       : sub == "change" ? QdiscSpec::Op::change
+                                         : QdiscSpec::Op::replace;
+    } else {
+        usage("unknown qdisc command '" + sub + "' (show, add, change, replace, del)");
+    }
+    if (args.done() || args.next("dev") != "dev") usage("qdisc " + sub + " needs 'dev NETDEV'");
+    cmd.qdisc.netdev = args.next("a netdev after 'dev'");
+    if (cmd.verb == Verb::qdisc_set)
+        parse_qdisc_options(args, cmd.qdisc);
+    else
+        no_more(args);
+}
+
 constexpr size_t kDone = SIZE_MAX;
 
 // The options before the object; returns how many arguments they took, or
@@ -230,7 +421,7 @@ Command parse_command(std::span<const std::string> argv) {
     const size_t first = parse_options(argv, cmd);
     if (first == kDone) return cmd;
     if (first == argv.size())
-        usage("missing OBJECT (dcqcn, stats, qp, monitor; see 'rxecc --help')");
+        usage("missing OBJECT (dcqcn, stats, qp, monitor, qdisc; see 'rxecc --help')");
     Args args(argv.subspan(first));
     const std::string& object = args.next("an object");
     if (object == "help") {
@@ -239,8 +430,9 @@ Command parse_command(std::span<const std::string> argv) {
         if (!help_text(cmd.help_topic).empty()) return cmd;
         usage("no help on '" + cmd.help_topic + "'");
     }
-    if (object != "dcqcn" && object != "stats" && object != "qp" && object != "monitor")
-        usage("unknown object '" + object + "' (dcqcn, stats, qp, monitor)");
+    if (object != "dcqcn" && object != "stats" && object != "qp" && object != "monitor" &&
+        object != "qdisc")
+        usage("unknown object '" + object + "' (dcqcn, stats, qp, monitor, qdisc)");
     // `help`, or `--help` anywhere after the object: that object's help.
     if (args.is_help() || asks_help(argv.subspan(first))) {
         cmd.verb = Verb::help;
@@ -253,6 +445,8 @@ Command parse_command(std::span<const std::string> argv) {
         parse_stats(args, cmd);
     else if (object == "qp")
         parse_qp(args, cmd);
+    else if (object == "qdisc")
+        parse_qdisc(args, cmd);
     else
         parse_monitor(args, cmd);
     return cmd;
@@ -263,6 +457,7 @@ std::string help_text(std::string_view topic) {
     if (topic == "stats") return std::string(kStats);
     if (topic == "qp") return std::string(kQp);
     if (topic == "monitor") return std::string(kMonitor);
+    if (topic == "qdisc") return std::string(kQdisc);
     if (topic != "dcqcn") return {};
     std::string text(kDcqcnHead);
     text += "Parameters (unit, range):\n";

@@ -1,6 +1,7 @@
 // The command line of `rxecc`, parsed into a Command (no I/O here).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -22,7 +23,30 @@ enum class Verb {
     stats_reset,
     qp_show,
     monitor,
+    qdisc_show,
+    qdisc_set,  // add, change, replace
+    qdisc_del,
 };
+
+// `rxecc qdisc ...`: the switch-port qdisc sch_pfc (include/uapi/linux/sch_pfc.h).
+// Unset values keep the qdisc's (or its defaults on add).
+struct QdiscPrio {
+    std::optional<uint32_t> limit, xoff, xon, headroom, kmin, kmax, pmax;
+};
+
+struct QdiscSpec {
+    enum class Op { add, change, replace } op = Op::add;
+    std::string netdev;
+    std::optional<uint64_t> rate_bps;
+    std::optional<uint8_t> enable;
+    std::optional<uint8_t> trust;  // enum tc_pfc_trust
+    std::optional<uint32_t> link_mbps;
+    std::optional<uint32_t> delay_ns;
+    std::optional<uint16_t> quanta;
+    std::array<QdiscPrio, 8> prio{};
+};
+
+constexpr size_t kDscpCount = 64;
 
 struct Setting {
     const Knob* knob;
@@ -36,9 +60,14 @@ struct Command {
     std::optional<std::string> dev;  // `dev NAME`
     bool defaults = false;           // `defaults` instead of a device
     std::vector<Setting> settings;   // dcqcn set
+    // dcqcn set dscp2prio D:P,...: entries to change; `default`: the
+    // DSCP's top three bits again (then the entries on top)
+    std::vector<std::pair<uint8_t, uint8_t>> dscp2prio;
+    bool dscp2prio_default = false;
     std::string profile;             // dcqcn profile
     uint32_t interval_ms = 1000;     // monitor
     std::optional<uint32_t> count;   // monitor: stop after this many refreshes
+    QdiscSpec qdisc;                 // qdisc add/change/replace (netdev also for show, del)
     std::string help_topic;          // help: "", "dcqcn", "stats", "qp", "monitor"
 };
 

@@ -40,6 +40,14 @@ std::string attr_name(const std::vector<uint16_t>& path) {
             return "np_enable";
         case RXECC_ATTR_ECN:
             return "ecn";
+        case RXECC_ATTR_PFC_ENABLE:
+            return "pfc_enable";
+        case RXECC_ATTR_ROCE_PRIO:
+            return "roce_prio";
+        case RXECC_ATTR_LINK_MBPS:
+            return "link_speed";
+        case RXECC_ATTR_DSCP2PRIO:
+            return "dscp2prio";
         case RXECC_ATTR_DCQCN: {
             if (path.size() < 2) return "dcqcn";
             const unsigned t = path[1] & NLA_TYPE_MASK;
@@ -57,10 +65,13 @@ uint32_t knob_value(const Config& cfg, const Knob& knob) {
     if (knob.dcqcn_index >= 0) return cfg.dcqcn.at(static_cast<size_t>(knob.dcqcn_index));
     if (knob.name == "rp_enable") return cfg.rp_enable;
     if (knob.name == "np_enable") return cfg.np_enable;
+    if (knob.name == "pfc_enable") return cfg.pfc_enable;
+    if (knob.name == "roce_prio") return cfg.roce_prio;
+    if (knob.name == "link_speed") return cfg.link_mbps;
     return cfg.ecn;
 }
 
-nl::Message set_request(uint16_t family, const Command& cmd) {
+nl::Message set_request(uint16_t family, const Command& cmd, const std::vector<uint8_t>& base_map) {
     nl::Message msg(family, cmd.defaults ? RXECC_CMD_DEFAULTS_SET : RXECC_CMD_DEV_SET,
                     RXECC_GENL_VERSION, 0);
     if (!cmd.defaults) put_dev(msg, cmd.dev);
@@ -79,6 +90,21 @@ nl::Message set_request(uint16_t family, const Command& cmd) {
             msg.put_u8(RXECC_ATTR_NP_ENABLE, static_cast<uint8_t>(s.value));
         else if (s.knob->name == "ecn")
             msg.put_u8(RXECC_ATTR_ECN, static_cast<uint8_t>(s.value));
+        else if (s.knob->name == "pfc_enable")
+            msg.put_u8(RXECC_ATTR_PFC_ENABLE, static_cast<uint8_t>(s.value));
+        else if (s.knob->name == "roce_prio")
+            msg.put_u8(RXECC_ATTR_ROCE_PRIO, static_cast<uint8_t>(s.value));
+        else if (s.knob->name == "link_speed")
+            msg.put_u32(RXECC_ATTR_LINK_MBPS, s.value);
+    }
+    if (cmd.dscp2prio_default || !cmd.dscp2prio.empty()) {
+        std::vector<uint8_t> map = base_map;
+        if (cmd.dscp2prio_default || map.size() != kDscpCount) {
+            map.resize(kDscpCount);
+            for (size_t d = 0; d < kDscpCount; ++d) map[d] = static_cast<uint8_t>(d >> 3);
+        }
+        for (const auto& [dscp, prio] : cmd.dscp2prio) map.at(dscp) = prio;
+        msg.put_raw(RXECC_ATTR_DSCP2PRIO, map.data(), map.size());
     }
     return msg;
 }
@@ -92,6 +118,14 @@ Config decode_config(const nlmsghdr* nlh) {
     if (tb[RXECC_ATTR_RP_ENABLE] != nullptr) c.rp_enable = nl::get_u8(tb[RXECC_ATTR_RP_ENABLE]);
     if (tb[RXECC_ATTR_NP_ENABLE] != nullptr) c.np_enable = nl::get_u8(tb[RXECC_ATTR_NP_ENABLE]);
     if (tb[RXECC_ATTR_ECN] != nullptr) c.ecn = nl::get_u8(tb[RXECC_ATTR_ECN]);
+    if (tb[RXECC_ATTR_PFC_ENABLE] != nullptr) c.pfc_enable = nl::get_u8(tb[RXECC_ATTR_PFC_ENABLE]);
+    if (tb[RXECC_ATTR_ROCE_PRIO] != nullptr) c.roce_prio = nl::get_u8(tb[RXECC_ATTR_ROCE_PRIO]);
+    if (tb[RXECC_ATTR_LINK_MBPS] != nullptr) c.link_mbps = nl::get_u32(tb[RXECC_ATTR_LINK_MBPS]);
+    if (const nlattr* a = tb[RXECC_ATTR_DSCP2PRIO];
+        a != nullptr && mnl_attr_get_payload_len(a) == kDscpCount) {
+        const auto* p = static_cast<const uint8_t*>(mnl_attr_get_payload(a));
+        c.dscp2prio.assign(p, p + kDscpCount);  // NOLINT(*-pointer-arithmetic)
+    }
     c.dcqcn.assign(rxecc_dcqcn_num_params, 0);
     if (tb[RXECC_ATTR_DCQCN] != nullptr) {
         auto p = nl::parse_nested(tb[RXECC_ATTR_DCQCN], RXECC_DCQCN_A_MAX);
@@ -217,7 +251,17 @@ Config Client::defaults() {
 }
 
 void Client::set(const Command& cmd) {
-    auto msg = set_request(family_.id, cmd);
+    // Entries of the DSCP map change on top of the current map.
+    std::vector<uint8_t> base;
+    if (!cmd.dscp2prio.empty() && !cmd.dscp2prio_default) {
+        if (cmd.defaults) {
+            base = defaults().dscp2prio;
+        } else {
+            auto cur = configs(cmd.dev);
+            if (!cur.empty()) base = cur.front().dscp2prio;
+        }
+    }
+    auto msg = set_request(family_.id, cmd, base);
     run(msg, [](const nlmsghdr*) {});
 }
 

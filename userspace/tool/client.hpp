@@ -27,6 +27,10 @@ struct Config {
     uint8_t rp_enable = 0;
     uint8_t np_enable = 0;
     uint8_t ecn = 0;
+    uint8_t pfc_enable = 0;
+    uint8_t roce_prio = 8;
+    uint32_t link_mbps = 0;
+    std::vector<uint8_t> dscp2prio;  // 64 entries
 };
 
 // The value of any knob in a configuration.
@@ -61,7 +65,9 @@ struct Qp {
 };
 
 // Requests as messages (no socket needed: tests build and inspect them).
-[[nodiscard]] nl::Message set_request(uint16_t family, const Command& cmd);
+// With `dscp2prio` changes, `base_map` is the map they apply to.
+[[nodiscard]] nl::Message set_request(uint16_t family, const Command& cmd,
+                                      const std::vector<uint8_t>& base_map = {});
 
 // Decoding of reply and notification messages.
 [[nodiscard]] Config decode_config(const nlmsghdr* nlh);

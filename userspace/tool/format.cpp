@@ -29,6 +29,8 @@ std::string alpha_text(uint32_t ppm) {
     return buf.data();
 }
 
+}  // namespace
+
 // A table: a header row, then rows; columns as wide as their widest cell,
 // numbers (`right`) aligned right.
 std::string table(const std::vector<std::string>& header, const std::vector<bool>& right,
@@ -52,8 +54,6 @@ std::string table(const std::vector<std::string>& header, const std::vector<bool
     return out;
 }
 
-}  // namespace
-
 std::string qp_type_name(uint8_t type) {
     static constexpr std::array<const char*, 5> names = {"SMI", "GSI", "RC", "UC", "UD"};
     if (type < names.size()) return names.at(type);
@@ -65,6 +65,20 @@ std::string qp_state_name(uint8_t state) {
                                                          "SQD",   "SQE",  "ERR"};
     if (state < names.size()) return names.at(state);
     return std::to_string(state);
+}
+
+// The DSCP map as ranges: "0-7:0 8-15:1 ... 56-63:7".
+std::string dscp_map_text(const std::vector<uint8_t>& map) {
+    std::string out;
+    for (size_t d = 0; d < map.size();) {
+        size_t e = d;
+        while (e + 1 < map.size() && map[e + 1] == map[d]) ++e;
+        if (!out.empty()) out += " ";
+        out += std::to_string(d) + (e > d ? "-" + std::to_string(e) : "") + ":" +
+               std::to_string(map[d]);
+        d = e + 1;
+    }
+    return out.empty() ? "-" : out;
 }
 
 nlohmann::json to_json(const Config& c) {
@@ -79,6 +93,10 @@ nlohmann::json to_json(const Config& c) {
     j["rp_enable"] = c.rp_enable;
     j["np_enable"] = c.np_enable;
     j["ecn"] = format_value(*find_knob("ecn"), c.ecn);
+    j["pfc_enable"] = c.pfc_enable;
+    j["roce_prio"] = format_value(*find_knob("roce_prio"), c.roce_prio);
+    j["link_mbps"] = c.link_mbps;
+    j["dscp2prio"] = c.dscp2prio;
     auto& params = j["dcqcn"];
     params = nlohmann::json::object();
     for (const auto& k : knobs())
@@ -129,6 +147,7 @@ std::string to_text(const std::vector<Config>& configs) {
         std::vector<std::vector<std::string>> rows;
         for (const auto& k : knobs())
             rows.push_back({"  " + k.name, format_value(k, knob_value(c, k)), k.unit_name});
+        rows.push_back({"  dscp2prio", dscp_map_text(c.dscp2prio), "dscp:prio"});
         // Rows only: the header row of table() is not printed here.
         const std::string t = table({"", "", ""}, {false, true, false}, rows);
         out += t.substr(t.find('\n') + 1);
@@ -177,6 +196,9 @@ std::string config_diff(const Config& before, const Config& after) {
         if (!out.empty()) out += ", ";
         out += k.name + " " + format_value(k, a) + " -> " + format_value(k, b);
     }
+    if (before.dscp2prio != after.dscp2prio)
+        out += (out.empty() ? "" : ", ") + std::string("dscp2prio ") +
+               dscp_map_text(before.dscp2prio) + " -> " + dscp_map_text(after.dscp2prio);
     if (before.profile != after.profile)
         out += (out.empty() ? "" : ", ") + std::string("profile ") + before.profile + " -> " +
                after.profile;

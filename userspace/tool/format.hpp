@@ -11,6 +11,11 @@
 namespace rxecc::tool {
 
 [[nodiscard]] std::string qp_type_name(uint8_t type);
+// A table: a header row, then rows; columns as wide as their widest cell,
+// numbers (`right`) aligned right.
+[[nodiscard]] std::string table(const std::vector<std::string>& header,
+                                const std::vector<bool>& right,
+                                const std::vector<std::vector<std::string>>& rows);
 [[nodiscard]] std::string qp_state_name(uint8_t state);
 
 [[nodiscard]] nlohmann::json to_json(const Config& c);

@@ -14,6 +14,7 @@
 #include "client.hpp"
 #include "errors.hpp"
 #include "format.hpp"
+#include "qdisc.hpp"
 
 namespace rxecc::tool {
 namespace {
@@ -122,6 +123,17 @@ int run(const Command& cmd) {
                          "' version "
                       << RXECC_GENL_VERSION << "\n";
             return 0;
+        case Verb::qdisc_show: {
+            auto qdiscs = QdiscClient().show(cmd.qdisc.netdev);
+            std::cout << (cmd.json ? dump(to_json(qdiscs), cmd.pretty) : to_text(qdiscs));
+            return 0;
+        }
+        case Verb::qdisc_set:
+            QdiscClient().set(cmd.qdisc);
+            return 0;
+        case Verb::qdisc_del:
+            QdiscClient().del(cmd.qdisc.netdev);
+            return 0;
         default:
             break;
     }
@@ -156,6 +168,10 @@ int run(const Command& cmd) {
         case Verb::monitor:
             monitor(client, cmd);
             break;
+        case Verb::qdisc_show:
+        case Verb::qdisc_set:
+        case Verb::qdisc_del:
+            break;  // before the rxecc family is needed
         default:
             break;
     }

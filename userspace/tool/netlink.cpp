@@ -66,13 +66,22 @@ void walk(const uint8_t* start, const uint8_t* end, const uint8_t* base, uint32_
 
 }  // namespace
 
-Message::Message(uint16_t family, uint8_t cmd, uint8_t version, uint16_t flags) : buf_(kTxSize) {
+Message::Message(uint16_t family, uint8_t cmd, uint8_t version, uint16_t flags)
+    : buf_(kTxSize), hdrlen_(sizeof(genlmsghdr)) {
     nlmsghdr* nlh = mnl_nlmsg_put_header(buf_.data());
     nlh->nlmsg_type = family;
     nlh->nlmsg_flags = static_cast<uint16_t>(NLM_F_REQUEST | flags);
     auto* g = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(nlh, sizeof(genlmsghdr)));
     g->cmd = cmd;
     g->version = version;
+}
+
+Message::Message(uint16_t type, uint16_t flags, const void* hdr, size_t hdrlen)
+    : buf_(kTxSize), hdrlen_(hdrlen) {
+    nlmsghdr* nlh = mnl_nlmsg_put_header(buf_.data());
+    nlh->nlmsg_type = type;
+    nlh->nlmsg_flags = static_cast<uint16_t>(NLM_F_REQUEST | flags);
+    std::memcpy(mnl_nlmsg_put_extra_header(nlh, hdrlen), hdr, hdrlen);
 }
 
 nlmsghdr* Message::header() { return reinterpret_cast<nlmsghdr*>(buf_.data()); }
@@ -83,6 +92,16 @@ size_t Message::size() const { return header()->nlmsg_len; }
 
 void Message::put_u8(uint16_t type, uint8_t v) {
     if (!mnl_attr_put_u8_check(header(), buf_.size(), type, v))
+        throw Error(Exit::system, "netlink request too long");
+}
+
+void Message::put_u16(uint16_t type, uint16_t v) {
+    if (!mnl_attr_put_u16_check(header(), buf_.size(), type, v))
+        throw Error(Exit::system, "netlink request too long");
+}
+
+void Message::put_u64(uint16_t type, uint64_t v) {
+    if (!mnl_attr_put_u64_check(header(), buf_.size(), type, v))
         throw Error(Exit::system, "netlink request too long");
 }
 
@@ -114,13 +133,12 @@ void Message::nest_end(nlattr* nest) { mnl_attr_nest_end(header(), nest); }
 std::vector<uint16_t> attr_path_at(const Message& msg, uint32_t offset) {
     std::vector<uint16_t> path;
     const uint8_t* base = msg.data();
-    walk(base + MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(genlmsghdr)), base + msg.size(), base, offset,
-         path);
+    walk(base + MNL_NLMSG_HDRLEN + MNL_ALIGN(msg.hdrlen()), base + msg.size(), base, offset, path);
     return path;
 }
 
-Socket::Socket()
-    : sock_(mnl_socket_open(NETLINK_GENERIC)),
+Socket::Socket(int bus)
+    : sock_(mnl_socket_open(bus)),
       seq_(static_cast<uint32_t>(time(nullptr))),
       rx_(kRxSize) {
     if (!sock_) sys_error("netlink socket");

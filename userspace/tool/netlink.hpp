@@ -1,5 +1,6 @@
-// Generic netlink over libmnl: RAII socket, message builder, requests with
-// extended ACK errors. Knows nothing about rxecc's attributes.
+// Netlink over libmnl (generic netlink and rtnetlink): RAII socket, message
+// builder, requests with extended ACK errors. Knows nothing about rxecc's
+// attributes.
 #pragma once
 
 #include <libmnl/libmnl.h>
@@ -22,12 +23,17 @@ struct KernelError {
     std::optional<uint32_t> offset;  // NLMSGERR_ATTR_OFFS: bad attribute in the request
 };
 
-// One generic netlink request under construction.
+// One netlink request under construction.
 class Message {
   public:
+    // Generic netlink: a genlmsghdr with `cmd` and `version`.
     Message(uint16_t family, uint8_t cmd, uint8_t version, uint16_t flags);
+    // Any other: message type `type` with the fixed header `hdr` of `hdrlen` bytes.
+    Message(uint16_t type, uint16_t flags, const void* hdr, size_t hdrlen);
     void put_u8(uint16_t type, uint8_t v);
+    void put_u16(uint16_t type, uint16_t v);
     void put_u32(uint16_t type, uint32_t v);
+    void put_u64(uint16_t type, uint64_t v);
     void put_str(uint16_t type, std::string_view s);
     // Raw bytes as an attribute payload (tests and fuzzing).
     void put_raw(uint16_t type, const void* data, size_t len);
@@ -37,9 +43,12 @@ class Message {
     [[nodiscard]] const nlmsghdr* header() const;
     [[nodiscard]] const uint8_t* data() const { return buf_.data(); }
     [[nodiscard]] size_t size() const;
+    // Length of the fixed header after the netlink header.
+    [[nodiscard]] size_t hdrlen() const { return hdrlen_; }
 
   private:
     std::vector<uint8_t> buf_;
+    size_t hdrlen_;
 };
 
 // The attribute at `offset` bytes into `msg` and its nesting path, as
@@ -50,7 +59,8 @@ using Handler = std::function<void(const nlmsghdr*)>;
 
 class Socket {
   public:
-    Socket();
+    // A socket of netlink bus `bus` (NETLINK_GENERIC, NETLINK_ROUTE).
+    explicit Socket(int bus = NETLINK_GENERIC);
     // A request; `on_reply` sees every reply message. Returns the error the
     // kernel reported, if any (errors of the socket itself throw).
     [[nodiscard]] std::optional<KernelError> request(Message& msg, const Handler& on_reply);

@@ -34,6 +34,9 @@ std::vector<Knob> make_knobs() {
     all.push_back({"rp_enable", Unit::prio_mask, "prio mask", 0, 0xff, -1});
     all.push_back({"np_enable", Unit::prio_mask, "prio mask", 0, 0xff, -1});
     all.push_back({"ecn", Unit::ecn, "av|ect1|ect0", 0, 2, -1});
+    all.push_back({"pfc_enable", Unit::prio_mask, "prio mask", 0, 0xff, -1});
+    all.push_back({"roce_prio", Unit::prio, "prio|dscp", 0, 8, -1});
+    all.push_back({"link_speed", Unit::speed, "Mbps|auto", 0, 1000000, -1});
     return all;
 }
 
@@ -166,11 +169,34 @@ uint32_t parse_value(const Knob& knob, std::string_view text) {
             return parse_scaled(knob, text, {{"", 1}, {"%", 1}}, 1, "a percentage");
         case Unit::plain:
             return parse_scaled(knob, text, {{"", 1}}, 1, "an integer (" + knob.unit_name + ")");
-        case Unit::prio_mask:
+        case Unit::prio_mask: {
             if (t == "all") return 0xff;
             if (t == "none") return 0;
+            // mlnx_qos style: eight flags, priority 0 first ("0,0,0,1,0,0,0,0")
+            if (t.size() == 15 && std::count(t.begin(), t.end(), ',') == 7) {
+                uint32_t mask = 0;
+                for (size_t p = 0; p < 8; ++p) {
+                    const char c = t[2 * p];
+                    if ((c != '0' && c != '1') || (p < 7 && t[2 * p + 1] != ','))
+                        bad(knob, text, "eight 0/1 flags, priority 0 first");
+                    if (c == '1') mask |= 1U << p;
+                }
+                return mask;
+            }
             return parse_scaled(knob, text, {{"", 1}}, 1,
-                                "a priority mask (0x00..0xff, bit p = priority p; all, none)");
+                                "a priority mask (0x00..0xff, bit p = priority p; all, none; "
+                                "or eight flags 0,0,0,1,0,0,0,0)");
+        }
+        case Unit::prio:
+            if (t == "dscp") return 8;
+            if (t.size() == 1 && t[0] >= '0' && t[0] <= '7') return static_cast<uint32_t>(t[0] - '0');
+            bad(knob, text, "a priority (0..7) or dscp");
+        case Unit::speed:
+            if (t == "auto") return 0;
+            return parse_scaled(
+                knob, text,
+                {{"", 1000}, {"mbit", 1000}, {"kbit", 1}, {"gbit", 1000000}, {"tbit", 1000000000}},
+                1000, "a speed (Mbit/s by default; kbit, mbit, gbit, tbit; auto)");
         case Unit::ecn:
             if (t == "av" || t == "off" || t == "0") return 0;
             if (t == "ect1" || t == "1") return 1;
@@ -191,6 +217,10 @@ std::string format_value(const Knob& knob, uint32_t value) {
         case Unit::ecn:
             if (value < ecn_names.size()) return ecn_names.at(value);
             break;
+        case Unit::prio:
+            return value == 8 ? "dscp" : std::to_string(value);
+        case Unit::speed:
+            return value == 0 ? "auto" : std::to_string(value);
         default:
             break;
     }

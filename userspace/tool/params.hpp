@@ -22,6 +22,8 @@ enum class Unit {
     plain,      // an integer in the unit named by `unit_name`
     prio_mask,  // bit p = priority p: 0xff, 255, all, none
     ecn,        // av (0), ect1 (1), ect0 (2)
+    prio,       // a priority 0..7, or dscp (8): from the DSCP map
+    speed,      // Mbit/s like mbps, or auto (0): the netdev's speed
 };
 
 struct Knob {
@@ -34,7 +36,7 @@ struct Knob {
 };
 
 // Every knob, DCQCN parameters first in table order, then rp_enable,
-// np_enable, ecn.
+// np_enable, ecn, pfc_enable, roce_prio, link_speed.
 [[nodiscard]] const std::vector<Knob>& knobs();
 [[nodiscard]] const Knob* find_knob(std::string_view name);
 

@@ -27,12 +27,14 @@ enum rxecc_cmd {
 	/*
 	 * Configuration of one device (doit, DEV_NAME or DEV_INDEX) or of
 	 * every visible device (dump). Reply: device attributes, PROFILE,
-	 * DCQCN, RP_ENABLE, NP_ENABLE, ECN.
+	 * DCQCN, RP_ENABLE, NP_ENABLE, ECN, PFC_ENABLE, ROCE_PRIO, DSCP2PRIO,
+	 * LINK_MBPS.
 	 */
 	RXECC_CMD_DEV_GET,
 	/*
 	 * Change one device: PROFILE is loaded first, then the DCQCN values,
-	 * RP_ENABLE, NP_ENABLE and ECN given are applied on top; the result is
+	 * RP_ENABLE, NP_ENABLE, ECN, PFC_ENABLE, ROCE_PRIO, DSCP2PRIO and
+	 * LINK_MBPS given are applied on top; the result is
 	 * checked as a whole and replaces the device's configuration in one
 	 * step (its live QPs see all of it or none of it).
 	 */
@@ -78,10 +80,23 @@ enum rxecc_attr {
 	RXECC_ATTR_STATS,	/* nested: RXECC_ATTR_STAT entries */
 	RXECC_ATTR_STAT,	/* nested, enum rxecc_stat_attr */
 	RXECC_ATTR_QP,		/* nested, enum rxecc_qp_attr */
+	RXECC_ATTR_PFC_ENABLE,	/* u8: bit p = PFC frames honoured for priority p */
+	/* u8: 0..7 = the priority of every RoCE packet; RXECC_ROCE_PRIO_DSCP */
+	RXECC_ATTR_ROCE_PRIO,
+	RXECC_ATTR_DSCP2PRIO,	/* binary, 64 bytes: priority (0..7) of each DSCP */
+	/*
+	 * u32: the port speed in Mbit/s that PFC quanta and the DCQCN line
+	 * rate are measured at; 0 = the netdev's (10000 if it reports none).
+	 * LINE_KBPS reports the speed in use.
+	 */
+	RXECC_ATTR_LINK_MBPS,
 
 	__RXECC_ATTR_MAX,
 	RXECC_ATTR_MAX = __RXECC_ATTR_MAX - 1
 };
+
+/* ROCE_PRIO: each packet's priority comes from DSCP2PRIO (the default). */
+#define RXECC_ROCE_PRIO_DSCP	8
 
 enum rxecc_ecn {
 	RXECC_ECN_AV,		/* as the address vector's traffic class says */

@@ -42,6 +42,25 @@ struct rxecc_cc_config {
 	u8 rp_enable;		/* bit p: reaction point on for priority p */
 	u8 np_enable;		/* bit p: notification point on for priority p */
 	u8 ecn;			/* ECN field of data packets: 0 = as the AV says */
+	u8 pfc_enable;		/* bit p: PFC frames honoured for priority p */
+	u8 roce_prio;		/* 0..7: priority of every packet; 8: dscp2prio */
+	u32 link_mbps;		/* port speed; 0: as the netdev reports */
+	u8 dscp2prio[64];	/* priority of each DSCP */
+};
+
+#define RXECC_ROCE_PRIO_DSCP	8
+
+/*
+ * Priority flow control received on the device's netdev (rxecc_pfc.c):
+ * which priorities are paused until when, and the QPs waiting for them.
+ */
+struct rxecc_pfc {
+	spinlock_t lock;		/* everything below, IRQs saved */
+	struct hrtimer timer;		/* ends the earliest pause */
+	u8 paused;			/* bit p: priority p paused */
+	u64 since[8];			/* ns, start of the current pause */
+	u64 until[8];			/* ns, its end */
+	struct list_head waiters[8];	/* struct rxecc_qp.pfc_node */
 };
 
 /*
@@ -57,6 +76,7 @@ struct rxecc_dev {
 	bool net_held;		/* counted as a user of the namespace's sockets */
 	u64 line_kbps;		/* port speed (ethtool), 10 Gbit/s if unknown */
 	struct rxecc_cc_config __rcu *cfg; /* from registration to deallocation */
+	struct rxecc_pfc pfc;
 };
 
 /*
@@ -77,7 +97,31 @@ struct rxecc_qp {
 	u8 wait_req;			/* requester / responder held back */
 	u8 wait_resp;
 	bool ready;			/* the timers are initialised */
+	/* under the device's rxecc_pfc lock */
+	struct list_head pfc_node;	/* waiting for a paused priority */
+	u8 pfc_wait;			/* RXECC_WAIT_REQ | RXECC_WAIT_RESP */
 };
+
+#define RXECC_WAIT_REQ		BIT(0)
+#define RXECC_WAIT_RESP		BIT(1)
+
+/*
+ * Per-priority PFC port counters (rxe_hw_counters.h reserves
+ * 8 * RXECC_PFC_PRIO_COUNTERS entries from RXECC_CNT_PFC_PRIO), mlx5 names.
+ */
+#define RXECC_PFC_PRIO_COUNTERS	3
+#define RXECC_PFC_RX_PAUSE		0	/* frames pausing or resuming p */
+#define RXECC_PFC_RX_PAUSE_DURATION	1	/* us p was paused */
+#define RXECC_PFC_RX_PAUSE_TRANSITION	2	/* times p went running -> paused */
+#define RXECC_PFC_CNT(p, k) (RXECC_CNT_PFC_PRIO + (p) * RXECC_PFC_PRIO_COUNTERS + (k))
+#define RXECC_PFC_NAMES(p) \
+	[RXECC_PFC_CNT(p, RXECC_PFC_RX_PAUSE)].name = "rx_prio" #p "_pause", \
+	[RXECC_PFC_CNT(p, RXECC_PFC_RX_PAUSE_DURATION)].name = "rx_prio" #p "_pause_duration", \
+	[RXECC_PFC_CNT(p, RXECC_PFC_RX_PAUSE_TRANSITION)].name = "rx_prio" #p "_pause_transition"
+#define RXECC_PFC_COUNTER_NAMES \
+	RXECC_PFC_NAMES(0), RXECC_PFC_NAMES(1), RXECC_PFC_NAMES(2), \
+	RXECC_PFC_NAMES(3), RXECC_PFC_NAMES(4), RXECC_PFC_NAMES(5), \
+	RXECC_PFC_NAMES(6), RXECC_PFC_NAMES(7)
 
 /* The RoCEv2 CNP: BTH opcode 0x81 with BECN, then 16 reserved bytes. */
 #define RXECC_OPCODE_CNP	0x81
@@ -146,11 +190,37 @@ void rxecc_qp_init(struct rxe_qp *qp);
 void rxecc_qp_reset(struct rxe_qp *qp);
 void rxecc_qp_cleanup(struct rxe_qp *qp);
 u8 rxecc_tx_tos(struct rxe_pkt_info *pkt, struct sk_buff *skb, u8 tclass);
+/*
+ * The transmit gate: true if the QP must not build its next packet (of
+ * @payload bytes, opcode @opcode) now, because its priority is paused by PFC
+ * or the DCQCN rate limiter holds it back; the requester (or, with @resp,
+ * the responder) is scheduled again when it may go on.
+ */
+bool rxecc_tx_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp);
 bool rxecc_rp_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp);
+/* The requester's packet was dropped by the local stack: retry it later. */
+void rxecc_tx_dropped(struct rxe_qp *qp);
 bool rxecc_rp_ack_req(struct rxe_qp *qp);
 void rxecc_np_rcv(struct rxe_pkt_info *pkt, struct sk_buff *skb);
 void rxecc_rcv_cnp(struct rxe_pkt_info *pkt, struct sk_buff *skb);
 int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+
+/* Priorities and PFC (rxecc_pfc.c). */
+static inline u8 rxecc_cfg_prio(const struct rxecc_cc_config *cfg, u8 tclass)
+{
+	if (cfg->roce_prio < RXECC_ROCE_PRIO_DSCP)
+		return cfg->roce_prio;
+	return cfg->dscp2prio[tclass >> 2];
+}
+
+u32 rxecc_link_mbps(struct rxe_dev *rxe, const struct rxecc_cc_config *cfg);
+int rxecc_pfc_init(void);
+void rxecc_pfc_exit(void);
+void rxecc_pfc_dev_init(struct rxe_dev *rxe);
+void rxecc_pfc_dev_exit(struct rxe_dev *rxe);
+void rxecc_pfc_qp_init(struct rxe_qp *qp);
+void rxecc_pfc_qp_forget(struct rxe_qp *qp);
+bool rxecc_pfc_wait(struct rxe_qp *qp, bool resp);
 
 /* Generic netlink family "rxecc" (rxecc_nl.c). */
 int rxecc_nl_init(void);

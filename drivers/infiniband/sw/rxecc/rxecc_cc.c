@@ -43,6 +43,7 @@ static struct rxecc_cc_config rxecc_cc_boot = {
 	.rp_enable = 0xff,
 	.np_enable = 0xff,
 	.ecn = INET_ECN_ECT_0,
+	.roce_prio = RXECC_ROCE_PRIO_DSCP,
 };
 
 static bool rxecc_cc_boot_loaded;
@@ -52,10 +53,15 @@ DEFINE_MUTEX(rxecc_cc_mutex);	/* serialises writers of every configuration */
 /* The boot set's values, before the first module parameter or module init. */
 static void rxecc_cc_load_boot(void)
 {
+	int d;
+
 	lockdep_assert_held(&rxecc_cc_mutex);
 	if (rxecc_cc_boot_loaded)
 		return;
 	rxecc_dcqcn_load_profile(&rxecc_cc_boot.dcqcn, RXECC_PROFILE_MLX5);
+	/* mlx5's default DSCP map: the three top bits of the DSCP */
+	for (d = 0; d < ARRAY_SIZE(rxecc_cc_boot.dscp2prio); d++)
+		rxecc_cc_boot.dscp2prio[d] = d >> 3;
 	rxecc_cc_boot_loaded = true;
 }
 
@@ -103,14 +109,20 @@ int rxecc_cc_profile_of(const struct rxecc_dcqcn_params *p)
 /* Module init, before any device exists. */
 int rxecc_cc_init(void)
 {
+	int err;
+
 	mutex_lock(&rxecc_cc_mutex);
 	rxecc_cc_load_boot();
 	mutex_unlock(&rxecc_cc_mutex);
-	return rxecc_nl_init();
+	err = rxecc_nl_init();
+	if (err)
+		return err;
+	return rxecc_pfc_init();
 }
 
 void rxecc_cc_exit(void)
 {
+	rxecc_pfc_exit();
 	rxecc_nl_exit();
 	mutex_lock(&rxecc_cc_mutex);
 	rxecc_cc_replace_defaults(&rxecc_cc_boot);
@@ -372,17 +384,16 @@ void rxecc_netdev_event(struct rxe_dev *rxe, unsigned long event)
 		rxecc_dev_speed_locked(rxe);
 }
 
-static u64 rxecc_line_kbps(struct rxe_qp *qp)
+/* The line rate of @qp's port, kbit/s (RCU read lock held for @cfg). */
+static u64 rxecc_line_kbps(struct rxe_qp *qp, const struct rxecc_cc_config *cfg)
 {
-	u64 line = READ_ONCE(to_rdev(qp->ibqp.device)->cc.line_kbps);
-
-	return line ? line : RXECC_DEFAULT_LINE_MBPS * 1000ULL;
+	return (u64)rxecc_link_mbps(to_rdev(qp->ibqp.device), cfg) * 1000;
 }
 
-/* The priority of a connected QP's traffic: the top bits of its DSCP. */
-static u8 rxecc_qp_prio(struct rxe_qp *qp)
+/* The priority of a connected QP's traffic. */
+static u8 rxecc_qp_prio(struct rxe_qp *qp, const struct rxecc_cc_config *cfg)
 {
-	return qp->pri_av.grh.traffic_class >> 5;
+	return rxecc_cfg_prio(cfg, qp->pri_av.grh.traffic_class);
 }
 
 static bool rxecc_qp_connected(struct rxe_qp *qp)
@@ -448,6 +459,7 @@ void rxecc_qp_init(struct rxe_qp *qp)
 	cc->rl_timer.function = rxecc_rl_timer_fn;
 	hrtimer_init(&cc->np_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	cc->np_timer.function = rxecc_np_timer_fn;
+	rxecc_pfc_qp_init(qp);
 	cc->ready = true;
 }
 
@@ -455,6 +467,7 @@ static void rxecc_qp_stop_timers(struct rxe_qp *qp)
 {
 	if (!qp->cc.ready)
 		return;
+	rxecc_pfc_qp_forget(qp);
 	hrtimer_cancel(&qp->cc.rl_timer);
 	hrtimer_cancel(&qp->cc.np_timer);
 }
@@ -498,7 +511,7 @@ u8 rxecc_tx_tos(struct rxe_pkt_info *pkt, struct sk_buff *skb, u8 tclass)
 		skb->priority = cfg->dcqcn.np_cnp_prio;
 	} else {
 		tos = cfg->ecn ? (tclass & ~INET_ECN_MASK) | cfg->ecn : tclass;
-		skb->priority = tclass >> 5;
+		skb->priority = rxecc_cfg_prio(cfg, tclass);
 	}
 	rcu_read_unlock();
 	return tos;
@@ -524,12 +537,12 @@ bool rxecc_rp_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp)
 		return false;
 
 	bytes = payload + RXECC_WIRE_OVERHEAD + rxe_opcode[opcode].length;
-	line = rxecc_line_kbps(qp);
 	rcu_read_lock();
 	cfg = rxecc_qp_cfg(qp);
+	line = rxecc_line_kbps(qp, cfg);
 	spin_lock_irqsave(&cc->lock, flags);
 	now = ktime_get_ns();
-	if (!(cfg->rp_enable & BIT(rxecc_qp_prio(qp)))) {
+	if (!(cfg->rp_enable & BIT(rxecc_qp_prio(qp, cfg)))) {
 		/* The reaction point was switched off for this priority. */
 		changed = cc->rp.active;
 		memset(&cc->rp, 0, sizeof(cc->rp));
@@ -560,6 +573,43 @@ out:
 	if (changed)
 		rxecc_trace_rate(qp, &snap);
 	return wait;
+}
+
+bool rxecc_tx_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp)
+{
+	return rxecc_pfc_wait(qp, resp) || rxecc_rp_wait(qp, opcode, payload, resp);
+}
+
+/*
+ * The local stack dropped the requester's packet (a full qdisc; rxe rolled
+ * the send queue back): instead of building it again at once, and again
+ * while the queue stays full, the requester waits for the time one
+ * MTU-sized packet takes on the link (at least RXECC_TX_RETRY_MIN_NS). It is
+ * also woken earlier when its packets in flight drain (need_req_skb).
+ */
+#define RXECC_TX_RETRY_MIN_NS	10000
+
+void rxecc_tx_dropped(struct rxe_qp *qp)
+{
+	struct rxecc_qp *cc = &qp->cc;
+	unsigned long flags;
+	u64 wait, mbps;
+	ktime_t when;
+
+	rcu_read_lock();
+	mbps = rxecc_link_mbps(to_rdev(qp->ibqp.device), rxecc_qp_cfg(qp));
+	rcu_read_unlock();
+	wait = max_t(u64, div64_u64((u64)(qp->mtu + RXECC_WIRE_OVERHEAD) * 8000, mbps),
+		     RXECC_TX_RETRY_MIN_NS);
+	spin_lock_irqsave(&cc->lock, flags);
+	cc->wait_req = 1;
+	when = ns_to_ktime(ktime_get_ns() + wait);
+	/* never later than a wake-up already due for the responder */
+	if (!hrtimer_is_queued(&cc->rl_timer) ||
+	    ktime_before(when, hrtimer_get_expires(&cc->rl_timer)))
+		hrtimer_start(&cc->rl_timer, when, HRTIMER_MODE_ABS_SOFT);
+	spin_unlock_irqrestore(&cc->lock, flags);
+	rxe_counter_inc(to_rdev(qp->ibqp.device), RXECC_CNT_TX_LOCAL_RETRY);
 }
 
 /*
@@ -656,7 +706,7 @@ void rxecc_np_rcv(struct rxe_pkt_info *pkt, struct sk_buff *skb)
 
 	rcu_read_lock();
 	cfg = rxecc_qp_cfg(qp);
-	on = cfg->np_enable & BIT(ds >> 5);
+	on = cfg->np_enable & BIT(cfg->dscp2prio[ds >> 2]);
 	if (on) {
 		spin_lock_irqsave(&qp->cc.lock, flags);
 		act = rxecc_dcqcn_np_ce(&qp->cc.np, &cfg->dcqcn, ktime_get_ns(),
@@ -732,14 +782,14 @@ void rxecc_rcv_cnp(struct rxe_pkt_info *pkt, struct sk_buff *skb)
 
 	rcu_read_lock();
 	cfg = rxecc_qp_cfg(qp);
-	if (!(cfg->rp_enable & BIT(rxecc_qp_prio(qp)))) {
+	if (!(cfg->rp_enable & BIT(rxecc_qp_prio(qp, cfg)))) {
 		rcu_read_unlock();
 		rxe_counter_inc(rxe, RXECC_CNT_RP_CNP_IGNORED);
 		goto out;
 	}
 	spin_lock_irqsave(&qp->cc.lock, flags);
 	changed = !qp->cc.rp.active;
-	res = rxecc_dcqcn_rp_cnp(&qp->cc.rp, &cfg->dcqcn, rxecc_line_kbps(qp),
+	res = rxecc_dcqcn_rp_cnp(&qp->cc.rp, &cfg->dcqcn, rxecc_line_kbps(qp, cfg),
 				 ktime_get_ns());
 	changed |= res != RXECC_CNP_COALESCED;
 	qp->cc.cnp_handled++;
@@ -768,11 +818,12 @@ void rxecc_qp_snapshot(struct rxe_qp *qp, struct rxecc_qp_snap *s)
 {
 	struct rxecc_qp *cc = &qp->cc;
 	struct rxecc_cc_config *cfg;
-	u64 line = rxecc_line_kbps(qp);
 	unsigned long flags;
+	u64 line;
 
 	rcu_read_lock();
 	cfg = rxecc_qp_cfg(qp);
+	line = rxecc_line_kbps(qp, cfg);
 	spin_lock_irqsave(&cc->lock, flags);
 	rxecc_dcqcn_rp_advance(&cc->rp, &cfg->dcqcn, line, ktime_get_ns());
 	s->rp = cc->rp;
@@ -784,8 +835,8 @@ void rxecc_qp_snapshot(struct rxe_qp *qp, struct rxecc_qp_snap *s)
 		s->rp.rc = rxecc_dcqcn_max_kbps(&cfg->dcqcn, line);
 		s->rp.rt = s->rp.rc;
 	}
+	s->prio = rxecc_qp_prio(qp, cfg);
 	rcu_read_unlock();
-	s->prio = rxecc_qp_prio(qp);
 }
 
 void rxecc_qp_clear_counts(struct rxe_qp *qp)

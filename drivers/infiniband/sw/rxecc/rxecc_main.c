@@ -26,6 +26,7 @@ void rxecc_dev_init(struct rxe_dev *rxe)
 {
 	INIT_LIST_HEAD(&rxe->cc.node);
 	rxe->cc.net = dev_net(rxe->ndev);
+	rxecc_pfc_dev_init(rxe);
 }
 
 /*
@@ -70,6 +71,7 @@ void rxecc_dev_cleanup(struct rxe_dev *rxe)
 	mutex_lock(&rxecc_devices_mutex);
 	list_del_init(&rxe->cc.node);
 	mutex_unlock(&rxecc_devices_mutex);
+	rxecc_pfc_dev_exit(rxe);
 	rxecc_cc_dev_exit(rxe);
 }
 

@@ -74,6 +74,9 @@ static const struct nla_policy rxecc_nl_dcqcn_policy[RXECC_DCQCN_A_MAX + 1] = {
 /* "rp_time_reset: out of range 1..1000000 us": extack needs static text. */
 static char rxecc_nl_range_msg[RXECC_DCQCN_NUM_PARAMS][96];
 
+/* LINK_MBPS: 0 (the netdev's) up to 1 Tbit/s */
+static struct netlink_range_validation rxecc_nl_link_range = { .max = 1000000 };
+
 #define RXECC_NL_DEV_POLICY \
 	[RXECC_ATTR_DEV_INDEX] = { .type = NLA_U32 }, \
 	[RXECC_ATTR_DEV_NAME] = { .type = NLA_NUL_STRING, .len = IB_DEVICE_NAME_MAX - 1 }
@@ -87,19 +90,23 @@ static char rxecc_nl_range_msg[RXECC_DCQCN_NUM_PARAMS][96];
 	[RXECC_ATTR_DCQCN] = { .type = NLA_NESTED }, \
 	[RXECC_ATTR_RP_ENABLE] = { .type = NLA_U8 }, \
 	[RXECC_ATTR_NP_ENABLE] = { .type = NLA_U8 }, \
-	[RXECC_ATTR_ECN] = { .type = NLA_U8 }
+	[RXECC_ATTR_ECN] = { .type = NLA_U8 }, \
+	[RXECC_ATTR_PFC_ENABLE] = { .type = NLA_U8 }, \
+	[RXECC_ATTR_ROCE_PRIO] = NLA_POLICY_MAX(NLA_U8, RXECC_ROCE_PRIO_DSCP), \
+	[RXECC_ATTR_DSCP2PRIO] = NLA_POLICY_EXACT_LEN(64), \
+	[RXECC_ATTR_LINK_MBPS] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_link_range)
 
 static const struct nla_policy rxecc_nl_dev_policy[RXECC_ATTR_DEV_NAME + 1] = {
 	RXECC_NL_DEV_POLICY,
 };
 
-static const struct nla_policy rxecc_nl_set_policy[RXECC_ATTR_ECN + 1] = {
+static const struct nla_policy rxecc_nl_set_policy[RXECC_ATTR_LINK_MBPS + 1] = {
 	RXECC_NL_DEV_POLICY,
 	RXECC_NL_CFG_POLICY,
 };
 
 /* The defaults have no device: the device attributes are rejected. */
-static const struct nla_policy rxecc_nl_defaults_policy[RXECC_ATTR_ECN + 1] = {
+static const struct nla_policy rxecc_nl_defaults_policy[RXECC_ATTR_LINK_MBPS + 1] = {
 	[RXECC_ATTR_DEV_INDEX] = { .type = NLA_REJECT,
 				   .reject_message = "the defaults belong to no device" },
 	[RXECC_ATTR_DEV_NAME] = { .type = NLA_REJECT,
@@ -175,7 +182,11 @@ static int rxecc_nl_put_cfg(struct sk_buff *msg, const struct rxecc_cc_config *c
 			   rxecc_dcqcn_profile_names[cfg->profile]) ||
 	    nla_put_u8(msg, RXECC_ATTR_RP_ENABLE, cfg->rp_enable) ||
 	    nla_put_u8(msg, RXECC_ATTR_NP_ENABLE, cfg->np_enable) ||
-	    nla_put_u8(msg, RXECC_ATTR_ECN, cfg->ecn))
+	    nla_put_u8(msg, RXECC_ATTR_ECN, cfg->ecn) ||
+	    nla_put_u8(msg, RXECC_ATTR_PFC_ENABLE, cfg->pfc_enable) ||
+	    nla_put_u8(msg, RXECC_ATTR_ROCE_PRIO, cfg->roce_prio) ||
+	    nla_put(msg, RXECC_ATTR_DSCP2PRIO, sizeof(cfg->dscp2prio), cfg->dscp2prio) ||
+	    nla_put_u32(msg, RXECC_ATTR_LINK_MBPS, cfg->link_mbps))
 		return -EMSGSIZE;
 	nest = nla_nest_start(msg, RXECC_ATTR_DCQCN);
 	if (!nest)
@@ -205,7 +216,8 @@ static int rxecc_nl_fill_cfg(struct sk_buff *msg, u8 cmd, u32 portid, u32 seq,
 						lockdep_is_held(&rxecc_cc_mutex));
 		if (rxecc_nl_put_dev(msg, rxe) ||
 		    nla_put_u64_64bit(msg, RXECC_ATTR_LINE_KBPS,
-				      READ_ONCE(rxe->cc.line_kbps), RXECC_ATTR_PAD))
+				      (u64)rxecc_link_mbps(rxe, cfg) * 1000,
+				      RXECC_ATTR_PAD))
 			goto cancel;
 	} else {
 		cfg = rxecc_cc_defaults_locked();
@@ -328,6 +340,27 @@ static struct rxecc_cc_config *rxecc_nl_build(const struct rxecc_cc_config *old,
 		new->rp_enable = nla_get_u8(attrs[RXECC_ATTR_RP_ENABLE]);
 	if (attrs[RXECC_ATTR_NP_ENABLE])
 		new->np_enable = nla_get_u8(attrs[RXECC_ATTR_NP_ENABLE]);
+	if (attrs[RXECC_ATTR_PFC_ENABLE])
+		new->pfc_enable = nla_get_u8(attrs[RXECC_ATTR_PFC_ENABLE]);
+	if (attrs[RXECC_ATTR_ROCE_PRIO])
+		new->roce_prio = nla_get_u8(attrs[RXECC_ATTR_ROCE_PRIO]);
+	if (attrs[RXECC_ATTR_LINK_MBPS])
+		new->link_mbps = nla_get_u32(attrs[RXECC_ATTR_LINK_MBPS]);
+	a = attrs[RXECC_ATTR_DSCP2PRIO];
+	if (a) {
+		const u8 *map = nla_data(a);
+		int d;
+
+		for (d = 0; d < ARRAY_SIZE(new->dscp2prio); d++) {
+			if (map[d] > 7) {
+				NL_SET_ERR_MSG_ATTR(extack, a,
+						    "DSCP2PRIO: a priority above 7");
+				err = -ERANGE;
+				goto fail;
+			}
+		}
+		memcpy(new->dscp2prio, map, sizeof(new->dscp2prio));
+	}
 	new->profile = rxecc_cc_profile_of(&new->dcqcn);
 	return new;
 fail:

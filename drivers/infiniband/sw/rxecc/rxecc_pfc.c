@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * rxecc: IEEE 802.1Qbb priority flow control at the endpoint.
+ *
+ * A real RNIC stops transmitting a priority when its link partner sends a
+ * PFC frame for it. rxecc plays the RNIC: one packet_type handler takes the
+ * MAC control frames (EtherType 0x8808) arriving on any netdev that carries
+ * an rxecc device, and for every priority the frame enables (and the
+ * device's pfc_enable allows) pauses that priority for time x 512 bit times
+ * at the port speed, or resumes it at once for a time of 0 (XON). A new
+ * XOFF restarts the countdown. While a priority is paused, QPs whose traffic
+ * has that priority stop at the transmit gate (rxecc_tx_wait(), before a
+ * packet is built) and wait on the device's list for the priority; the end
+ * of the pause (XON, or the device's hrtimer at expiry) schedules them
+ * again. QPs of other priorities keep sending.
+ */
+#include <linux/netdevice.h>
+#include <rdma/ib_verbs.h>
+#include <net/rxecc_pfc.h>
+#include "rxe.h"
+#include "rxe_loc.h"
+#include "rxecc.h"
+
+#define RXECC_DEFAULT_LINK_MBPS 10000
+
+/* The port speed quanta and rates are measured at, Mbit/s. */
+u32 rxecc_link_mbps(struct rxe_dev *rxe, const struct rxecc_cc_config *cfg)
+{
+	u64 kbps;
+
+	if (cfg->link_mbps)
+		return cfg->link_mbps;
+	kbps = READ_ONCE(rxe->cc.line_kbps);
+	return kbps ? div_u64(kbps, 1000) : RXECC_DEFAULT_LINK_MBPS;
+}
+
+/* Priority @p runs again (lock held); its waiting QPs are scheduled. */
+static void rxecc_pfc_resume(struct rxe_dev *rxe, int p, u64 end)
+{
+	struct rxecc_pfc *pfc = &rxe->cc.pfc;
+	struct rxecc_qp *cc, *tmp;
+
+	pfc->paused &= ~BIT(p);
+	atomic64_add(div_u64(end - pfc->since[p], NSEC_PER_USEC),
+		     &rxe->stats_counters[RXECC_PFC_CNT(p, RXECC_PFC_RX_PAUSE_DURATION)]);
+	list_for_each_entry_safe(cc, tmp, &pfc->waiters[p], pfc_node) {
+		struct rxe_qp *qp = container_of(cc, struct rxe_qp, cc);
+
+		list_del_init(&cc->pfc_node);
+		/* A QP leaves the list before its tasks are cleaned up. */
+		if (cc->pfc_wait & RXECC_WAIT_REQ)
+			rxe_sched_task(&qp->req.task);
+		if (cc->pfc_wait & RXECC_WAIT_RESP)
+			rxe_sched_task(&qp->resp.task);
+		cc->pfc_wait = 0;
+	}
+}
+
+/* Arm the timer for the earliest end of a pause (lock held). */
+static void rxecc_pfc_arm(struct rxecc_pfc *pfc)
+{
+	u64 next = U64_MAX;
+	int p;
+
+	for (p = 0; p < PFC_NUM_PRIO; p++)
+		if (pfc->paused & BIT(p))
+			next = min(next, pfc->until[p]);
+	if (next != U64_MAX)
+		hrtimer_start(&pfc->timer, ns_to_ktime(next), HRTIMER_MODE_ABS_SOFT);
+}
+
+static enum hrtimer_restart rxecc_pfc_timer_fn(struct hrtimer *t)
+{
+	struct rxecc_pfc *pfc = container_of(t, struct rxecc_pfc, timer);
+	struct rxe_dev *rxe = container_of(pfc, struct rxe_dev, cc.pfc);
+	unsigned long flags;
+	u64 now;
+	int p;
+
+	spin_lock_irqsave(&pfc->lock, flags);
+	now = ktime_get_ns();
+	for (p = 0; p < PFC_NUM_PRIO; p++)
+		if ((pfc->paused & BIT(p)) && pfc->until[p] <= now)
+			rxecc_pfc_resume(rxe, p, pfc->until[p]);
+	rxecc_pfc_arm(pfc);
+	spin_unlock_irqrestore(&pfc->lock, flags);
+	return HRTIMER_NORESTART;
+}
+
+/* Apply a PFC frame to @rxe (softirq). */
+static void rxecc_pfc_apply(struct rxe_dev *rxe, const struct pfc_frame *f)
+{
+	struct rxecc_pfc *pfc = &rxe->cc.pfc;
+	struct rxecc_cc_config *cfg;
+	unsigned long flags;
+	u8 enabled;
+	u32 mbps;
+	u64 now;
+	int p;
+
+	rcu_read_lock();
+	cfg = rcu_dereference(rxe->cc.cfg);
+	enabled = cfg ? cfg->pfc_enable : 0;
+	mbps = cfg ? rxecc_link_mbps(rxe, cfg) : RXECC_DEFAULT_LINK_MBPS;
+	rcu_read_unlock();
+
+	spin_lock_irqsave(&pfc->lock, flags);
+	now = ktime_get_ns();
+	for (p = 0; p < PFC_NUM_PRIO; p++) {
+		if (!(f->enable & BIT(p)))
+			continue;
+		if (!(enabled & BIT(p))) {
+			rxe_counter_inc(rxe, RXECC_CNT_PFC_RX_IGNORED);
+			continue;
+		}
+		rxe_counter_inc(rxe, RXECC_PFC_CNT(p, RXECC_PFC_RX_PAUSE));
+		if (f->time[p]) {
+			if (!(pfc->paused & BIT(p))) {
+				pfc->paused |= BIT(p);
+				pfc->since[p] = now;
+				rxe_counter_inc(rxe, RXECC_PFC_CNT(p, RXECC_PFC_RX_PAUSE_TRANSITION));
+			}
+			pfc->until[p] = now + pfc_quanta_ns(f->time[p], mbps);
+		} else if (pfc->paused & BIT(p)) {
+			rxecc_pfc_resume(rxe, p, now);
+		}
+	}
+	rxecc_pfc_arm(pfc);
+	spin_unlock_irqrestore(&pfc->lock, flags);
+}
+
+static int rxecc_pfc_rcv(struct sk_buff *skb, struct net_device *dev,
+			 struct packet_type *pt, struct net_device *orig_dev)
+{
+	struct ib_device *ibdev;
+	struct pfc_frame f;
+	int err;
+
+	ibdev = ib_device_get_by_netdev(dev, RDMA_DRIVER_RXE);
+	if (!ibdev)
+		goto out;
+	if (rxecc_owns(ibdev)) {
+		struct rxe_dev *rxe = container_of(ibdev, struct rxe_dev, ib_dev);
+
+		err = pfc_frame_parse(skb, &f);
+		if (!err)
+			rxecc_pfc_apply(rxe, &f);
+		else if (err == -EINVAL)
+			rxe_counter_inc(rxe, RXECC_CNT_PFC_RX_MALFORMED);
+	}
+	ib_device_put(ibdev);
+out:
+	consume_skb(skb);
+	return NET_RX_SUCCESS;
+}
+
+static struct packet_type rxecc_pfc_packet_type __read_mostly = {
+	.type = cpu_to_be16(ETH_P_PAUSE),
+	.func = rxecc_pfc_rcv,
+};
+
+int rxecc_pfc_init(void)
+{
+	BUILD_BUG_ON(RXECC_CNT_PFC_PRIO_END + 1 !=
+		     RXECC_PFC_CNT(PFC_NUM_PRIO, 0));
+	dev_add_pack(&rxecc_pfc_packet_type);
+	return 0;
+}
+
+void rxecc_pfc_exit(void)
+{
+	dev_remove_pack(&rxecc_pfc_packet_type);
+}
+
+void rxecc_pfc_dev_init(struct rxe_dev *rxe)
+{
+	struct rxecc_pfc *pfc = &rxe->cc.pfc;
+	int p;
+
+	spin_lock_init(&pfc->lock);
+	hrtimer_init(&pfc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	pfc->timer.function = rxecc_pfc_timer_fn;
+	for (p = 0; p < PFC_NUM_PRIO; p++)
+		INIT_LIST_HEAD(&pfc->waiters[p]);
+}
+
+/* Deallocation: no QP and no PFC frame handler uses the device any more. */
+void rxecc_pfc_dev_exit(struct rxe_dev *rxe)
+{
+	hrtimer_cancel(&rxe->cc.pfc.timer);
+}
+
+void rxecc_pfc_qp_init(struct rxe_qp *qp)
+{
+	INIT_LIST_HEAD(&qp->cc.pfc_node);
+	qp->cc.pfc_wait = 0;
+}
+
+/* Reset or cleanup: the QP no longer waits for a pause to end. */
+void rxecc_pfc_qp_forget(struct rxe_qp *qp)
+{
+	struct rxecc_pfc *pfc = &to_rdev(qp->ibqp.device)->cc.pfc;
+	unsigned long flags;
+
+	spin_lock_irqsave(&pfc->lock, flags);
+	list_del_init(&qp->cc.pfc_node);
+	qp->cc.pfc_wait = 0;
+	spin_unlock_irqrestore(&pfc->lock, flags);
+}
+
+/*
+ * True if the priority of @qp's traffic is paused: the QP is put on the
+ * priority's list and scheduled when the pause ends. One read while nothing
+ * is paused.
+ */
+bool rxecc_pfc_wait(struct rxe_qp *qp, bool resp)
+{
+	struct rxe_dev *rxe = to_rdev(qp->ibqp.device);
+	struct rxecc_pfc *pfc = &rxe->cc.pfc;
+	unsigned long flags;
+	bool paused;
+	u8 prio;
+
+	if (likely(!READ_ONCE(pfc->paused)))
+		return false;
+	rcu_read_lock();
+	prio = rxecc_cfg_prio(rcu_dereference(rxe->cc.cfg),
+			      qp->pri_av.grh.traffic_class);
+	rcu_read_unlock();
+	spin_lock_irqsave(&pfc->lock, flags);
+	paused = pfc->paused & BIT(prio);
+	if (paused) {
+		qp->cc.pfc_wait |= resp ? RXECC_WAIT_RESP : RXECC_WAIT_REQ;
+		if (list_empty(&qp->cc.pfc_node))
+			list_add_tail(&qp->cc.pfc_node, &pfc->waiters[prio]);
+	}
+	spin_unlock_irqrestore(&pfc->lock, flags);
+	if (paused)
+		rxe_counter_inc(rxe, RXECC_CNT_PFC_TX_DEFERRED);
+	return paused;
+}

@@ -1,0 +1,67 @@
+// `rxecc qdisc`: the switch-port qdisc "pfc" (sch_pfc.ko) over rtnetlink.
+// include/uapi/linux/sch_pfc.h is the wire format.
+#pragma once
+
+#include <linux/sch_pfc.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.hpp"
+#include "errors.hpp"
+#include "netlink.hpp"
+
+namespace rxecc::tool {
+
+// One pfc qdisc as the kernel reports it.
+struct QdiscInfo {
+    std::string netdev;
+    uint32_t ifindex = 0;
+    uint32_t handle = 0;
+    uint64_t rate_bps = 0;
+    uint8_t enable = 0;
+    uint8_t trust = 0;
+    uint32_t link_mbps = 0;
+    uint32_t delay_ns = 0;
+    uint16_t quanta = 0;
+    struct Prio {
+        uint32_t limit = 0, xoff = 0, xon = 0, headroom = 0, kmin = 0, kmax = 0, pmax = 0;
+        tc_pfc_prio_stats stats{};
+    };
+    std::array<Prio, TC_PFC_NUM_PRIO> prio{};
+    uint64_t pfc_tx_errors = 0;
+    uint64_t pfc_rx_ignored = 0;
+    uint64_t pfc_rx_malformed = 0;
+    uint64_t drops = 0;  // the qdisc's own count (TCA_STATS_QUEUE)
+};
+
+// Requests as messages (tests build and inspect them without a socket).
+[[nodiscard]] nl::Message qdisc_set_request(const QdiscSpec& spec, uint32_t ifindex);
+[[nodiscard]] nl::Message qdisc_del_request(uint32_t ifindex);
+// A qdisc message (RTM_NEWQDISC); nullopt if it is not a root pfc qdisc.
+[[nodiscard]] std::optional<QdiscInfo> decode_qdisc(const nlmsghdr* nlh);
+// What a kernel error on a qdisc request means for the user.
+[[nodiscard]] Error explain_qdisc(const nl::KernelError& err, const nl::Message& req,
+                                  const std::string& netdev);
+
+[[nodiscard]] nlohmann::json to_json(const QdiscInfo& q);
+[[nodiscard]] std::string to_text(const std::vector<QdiscInfo>& qdiscs);
+
+class QdiscClient {
+  public:
+    QdiscClient() : sock_(NETLINK_ROUTE) {}
+    // Every root pfc qdisc in this network namespace, or that of `netdev`.
+    [[nodiscard]] std::vector<QdiscInfo> show(const std::string& netdev);
+    void set(const QdiscSpec& spec);
+    void del(const std::string& netdev);
+
+  private:
+    nl::Socket sock_;
+};
+
+}  // namespace rxecc::tool
