@@ -71,20 +71,26 @@ demo: deps
 shell: module
 	@$(TOP)/ci/vm.sh --interactive --name shell --smp 2 -- $(TOP)/ci/guest/shell.sh
 
-# Install the built module for the guest kernel under extra/ (debug info
-# stripped) and run depmod, so that `rdma link add ... type rxecc` loads it by
-# its alias; and the rxecc tool with its man page and bash completion under
+# Install the built modules for the guest kernel under extra/ (debug info
+# stripped) and run depmod, so that `rdma link add ... type rxecc` loads
+# rdma_rxecc by its alias and `tc qdisc add ... pfc` loads sch_pfc by its
+# name; and the rxecc tool with its man page and bash completion under
 # PREFIX. Run `make` first; DESTDIR installs into another root.
 PREFIX     ?= /usr/local
 INSTALLED  := $(DESTDIR)/lib/modules/$(KVER)/extra/rdma_rxecc.ko
+PFC_MODULE := $(TOP)/net/sched/sch_pfc.ko
+INSTALLED_PFC := $(DESTDIR)/lib/modules/$(KVER)/extra/sch_pfc.ko
 TOOL_FILES := $(DESTDIR)$(PREFIX)/sbin/rxecc \
 	$(DESTDIR)$(PREFIX)/share/man/man8/rxecc.8 \
 	$(DESTDIR)$(PREFIX)/share/bash-completion/completions/rxecc
 install:
 	@test -f $(MODULE) || { echo "make install: $(MODULE) is not built (run 'make' first)" >&2; exit 1; }
 	@test -x $(UBUILD)/rxecc || { echo "make install: $(UBUILD)/rxecc is not built (run 'make' first)" >&2; exit 1; }
+	@test -f $(PFC_MODULE) || { echo "make install: $(PFC_MODULE) is not built (run 'make' first)" >&2; exit 1; }
 	install -D -m 644 $(MODULE) $(INSTALLED)
 	strip --strip-debug $(INSTALLED)
+	install -D -m 644 $(PFC_MODULE) $(INSTALLED_PFC)
+	strip --strip-debug $(INSTALLED_PFC)
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER)
 	install -D -m 755 $(UBUILD)/rxecc $(DESTDIR)$(PREFIX)/sbin/rxecc
 	install -D -m 644 $(TOP)/userspace/tool/rxecc.8 $(DESTDIR)$(PREFIX)/share/man/man8/rxecc.8
@@ -92,7 +98,7 @@ install:
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/rxecc
 
 uninstall:
-	rm -f $(INSTALLED) $(TOOL_FILES)
+	rm -f $(INSTALLED) $(INSTALLED_PFC) $(TOOL_FILES)
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER)
 
 clean:

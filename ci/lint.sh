@@ -1,6 +1,6 @@
 #!/bin/bash
 # Static checks, one result line each (appended to $RESULTS when set):
-#   the module builds warning-free with W=1 and with sparse (C=2);
+#   the modules build warning-free with W=1 and with sparse (C=2);
 #   checkpatch --strict on rxecc's own kernel files and on every patch;
 #   clang-format and clang-tidy on the C++ sources.
 set -uo pipefail
@@ -26,16 +26,19 @@ log="$logdir/kbuild.log"
 make -C "$kdir" M="$top" W=1 C=2 -j"$(nproc)" modules >"$log" 2>&1
 rc=$?
 if [ $rc -eq 0 ] && ! grep -qE 'warning:|error:' "$log"; then
-	result OK "rdma_rxecc builds with W=1 and sparse (C=2) without a warning"
+	result OK "rdma_rxecc and sch_pfc build with W=1 and sparse (C=2) without a warning"
 else
 	grep -E 'warning:|error:' "$log" > "$log.warn"
-	result FAIL "rdma_rxecc builds with W=1 and sparse (C=2) without a warning" "$log.warn"
+	result FAIL "rdma_rxecc and sch_pfc build with W=1 and sparse (C=2) without a warning" "$log.warn"
 fi
 
 own="$top/drivers/infiniband/sw/rxecc"
-for f in "$own"/*.c "$own"/*.h; do
+for f in "$own"/*.c "$own"/*.h "$top"/net/sched/*.c "$top"/include/net/*.h; do
 	log="$logdir/checkpatch-$(basename "$f").log"
-	if perl "$checkpatch" --no-tree --strict --quiet -f "$f" >"$log" 2>&1; then
+	# The kernel's qdisc types (struct Qdisc, Qdisc_ops) are CamelCase.
+	ign=()
+	[[ $f == "$top"/net/* ]] && ign=(--ignore CAMELCASE)
+	if perl "$checkpatch" --no-tree --strict --quiet "${ign[@]}" -f "$f" >"$log" 2>&1; then
 		result OK "checkpatch --strict ${f#"$top"/}"
 	else
 		result FAIL "checkpatch --strict ${f#"$top"/}" "$log"

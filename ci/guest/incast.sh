@@ -50,7 +50,7 @@ run_mode() {
 		wait_for 20 bash -c "[ \$(ip netns exec $(fabric_ns 1) ss -Hltn | wc -l) -ge $n ]" ||
 			{ echo "$mode: server for h$i not listening"; ip netns exec "$(fabric_ns 1)" ss -Hltnp; }
 	done
-	fabric_sw timeout $((DURATION + 60)) dumpcap -q -i swp1 -s 80 -w "$dir/swp1.pcap" >/dev/null 2>&1 &
+	fabric_sw timeout $((DURATION + 60)) dumpcap -q -P -i swp1 -s 80 -w "$dir/swp1.pcap" >/dev/null 2>&1 &
 	local cap=$!
 	sleep 2
 	for i in $SENDERS; do

@@ -2,14 +2,19 @@
 /*
  * sch_pfc: a lossless switch port for the rxecc fabric.
  *
- * Eight strict-priority queues (7 first), classified by DSCP (or by the
- * VLAN PCP / skb->priority), dequeued at an optional port rate. Every queue
+ * Eight priority queues, classified by DSCP (or by the VLAN PCP /
+ * skb->priority), dequeued at an optional port rate: priorities 7 and 6
+ * (network control, CNPs) strictly first, then 5..0 in packet round robin,
+ * so that no class starves another (a switch's ETS with equal weights). Every queue
  * accounts its bytes per ingress port (skb->skb_iif), as a switch's ingress
  * buffer accounting does: when one port's bytes of a PFC-enabled priority
  * pass XOFF, a PFC frame pausing that priority goes out of that port; it is
  * refreshed at half its pause time while the bytes stay above XON, and an
- * XON frame follows when they fall to XON. A port sending past XOFF has
- * headroom bytes more before its packets are dropped. PFC frames received
+ * XON frame follows when they fall to XON. What a port sends past its XOFF
+ * (in flight when the frame left) goes to its headroom, reserved apart from
+ * the queue's limit (the shared buffer): a PFC-enabled priority drops a
+ * packet only when its port's headroom is full. Other priorities drop at the
+ * limit. PFC frames received
  * on the qdisc's own port stop the dequeue of the paused priorities. ECT
  * packets are marked CE with a probability rising linearly from 0 at Kmin
  * to Pmax at Kmax on the instantaneous queue, and always above Kmax.
@@ -52,6 +57,7 @@ struct pfc_port {
 	bool used;
 	bool xoff;		/* XOFF sent to it, XON not yet */
 	u32 bytes;		/* queued from it */
+	u32 headroom;		/* of those, taken in headroom */
 	u64 xoff_since;		/* ns */
 	u64 refresh_at;		/* ns, next XOFF refresh */
 };
@@ -59,7 +65,8 @@ struct pfc_port {
 struct pfc_prio {
 	struct qdisc_skb_head q;
 	struct gnet_stats_basic_sync bstats;
-	u32 backlog;
+	u32 backlog;		/* bytes queued */
+	u32 shared;		/* of those, in the shared buffer (limit) */
 	/* configuration */
 	u32 limit, xoff, xon, headroom, kmin, kmax, pmax;
 	/* paused by a PFC frame received on this port */
@@ -79,6 +86,7 @@ struct pfc_sched {
 	u8 enable;
 	u8 trust;
 	bool kicked;		/* the PFC timer is due now */
+	u8 rr_next;		/* round robin: first of 0..5 to look at */
 	u8 dscp_map[64];
 	struct qdisc_watchdog wd;
 	struct hrtimer timer;	/* sends PFC frames */
@@ -91,6 +99,7 @@ struct pfc_sched {
 struct pfc_skb_cb {
 	u8 prio;
 	u8 port;
+	bool headroom;		/* taken in its port's headroom */
 };
 
 static struct pfc_skb_cb *pfc_cb(struct sk_buff *skb)
@@ -176,28 +185,34 @@ static int pfc_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	u32 len = qdisc_pkt_len(skb);
 	struct pfc_port *pt = NULL;
 	struct pfc_prio *b;
+	bool in_headroom;
 	u8 p, slot;
 
 	p = pfc_classify(s, skb);
 	b = &s->prio[p];
-	if (b->backlog + len > b->limit)
-		goto drop;
 	slot = pfc_port_slot(b, skb->skb_iif);
-	if (slot != PFC_NO_PORT) {
+	if (slot != PFC_NO_PORT)
 		pt = &b->port[slot];
-		if ((s->enable & BIT(p)) &&
-		    pt->bytes + len > b->xoff + b->headroom) {
+	/* A port past its XOFF sends into its headroom, apart from the limit. */
+	in_headroom = pt && (s->enable & BIT(p)) && pt->bytes >= b->xoff;
+	if (in_headroom ? pt->headroom + len > b->headroom :
+			  b->shared + len > b->limit) {
+		if (pt)
 			pfc_port_release(b, pt);
-			goto drop;
-		}
+		goto drop;
 	}
 	if (pfc_should_mark(b) && INET_ECN_set_ce(skb))
 		b->st.ecn_marked++;
 
 	pfc_cb(skb)->prio = p;
 	pfc_cb(skb)->port = slot;
+	pfc_cb(skb)->headroom = in_headroom;
 	__qdisc_enqueue_tail(skb, &b->q);
 	b->backlog += len;
+	if (in_headroom)
+		pt->headroom += len;
+	else
+		b->shared += len;
 	qdisc_qstats_backlog_inc(sch, skb);
 	sch->q.qlen++;
 	if (pt) {
@@ -222,6 +237,44 @@ static bool pfc_rx_paused(struct pfc_prio *b, u64 now)
 	return b->paused;
 }
 
+/* The port rate may run ahead by PFC_BURST bytes after an idle or late
+ * moment (a timer under a loaded or emulated CPU fires late; without credit
+ * the port would fall short of its rate), as tbf's burst.
+ */
+#define PFC_BURST	(32 * 1024)
+
+static u64 pfc_burst_ns(const struct pfc_sched *s)
+{
+	return div64_u64((u64)PFC_BURST * 8 * NSEC_PER_SEC, s->rate);
+}
+
+/* Strict priorities first, then the round robin ones. */
+#define PFC_STRICT_LOW	6
+#define PFC_RR_PRIOS	PFC_STRICT_LOW
+
+/* The priority to dequeue from at @now, -1 if none; *@wake: end of a pause. */
+static int pfc_pick(struct pfc_sched *s, u64 now, u64 *wake)
+{
+	int i, p;
+
+	for (i = 0; i < TC_PFC_NUM_PRIO; i++) {
+		if (i < TC_PFC_NUM_PRIO - PFC_STRICT_LOW)
+			p = TC_PFC_NUM_PRIO - 1 - i;
+		else
+			p = (s->rr_next + i - (TC_PFC_NUM_PRIO - PFC_STRICT_LOW)) % PFC_RR_PRIOS;
+		if (!s->prio[p].q.qlen)
+			continue;
+		if ((s->enable & BIT(p)) && pfc_rx_paused(&s->prio[p], now)) {
+			*wake = min(*wake, s->prio[p].paused_until);
+			continue;
+		}
+		if (p < PFC_STRICT_LOW)
+			s->rr_next = (p + 1) % PFC_RR_PRIOS;
+		return p;
+	}
+	return -1;
+}
+
 static struct sk_buff *pfc_dequeue(struct Qdisc *sch)
 {
 	struct pfc_sched *s = qdisc_priv(sch);
@@ -237,17 +290,14 @@ static struct sk_buff *pfc_dequeue(struct Qdisc *sch)
 		qdisc_watchdog_schedule_ns(&s->wd, s->t_next);
 		return NULL;
 	}
-	for (p = TC_PFC_NUM_PRIO - 1; p >= 0; p--) {
+	p = pfc_pick(s, now, &wake);
+	if (p >= 0) {
 		b = &s->prio[p];
-		if (!b->q.qlen)
-			continue;
-		if ((s->enable & BIT(p)) && pfc_rx_paused(b, now)) {
-			wake = min(wake, b->paused_until);
-			continue;
-		}
 		skb = __qdisc_dequeue_head(&b->q);
 		len = qdisc_pkt_len(skb);
 		b->backlog -= len;
+		if (!pfc_cb(skb)->headroom)
+			b->shared -= len;
 		b->st.tx_bytes += len;
 		b->st.tx_packets++;
 		bstats_update(&b->bstats, skb);
@@ -255,6 +305,8 @@ static struct sk_buff *pfc_dequeue(struct Qdisc *sch)
 			struct pfc_port *pt = &b->port[pfc_cb(skb)->port];
 
 			pt->bytes -= len;
+			if (pfc_cb(skb)->headroom)
+				pt->headroom -= len;
 			if (pt->xoff && pt->bytes <= b->xon)
 				pfc_kick(s);
 			pfc_port_release(b, pt);
@@ -263,7 +315,7 @@ static struct sk_buff *pfc_dequeue(struct Qdisc *sch)
 		qdisc_bstats_update(sch, skb);
 		sch->q.qlen--;
 		if (s->rate)
-			s->t_next = max(now, s->t_next) +
+			s->t_next = max(s->t_next, now - min(now, pfc_burst_ns(s))) +
 				    div64_u64((u64)len * 8 * NSEC_PER_SEC, s->rate);
 		return skb;
 	}
@@ -298,8 +350,7 @@ static int pfc_out_add(struct pfc_out *out, int n, int ifindex, int p, bool xoff
 	return n;
 }
 
-/*
- * Under the queue lock: decide the PFC frames due at @now into @out (one per
+/* Under the queue lock: decide the PFC frames due at @now into @out (one per
  * ingress port, at most PFC_PORTS + 1) and return how many; *@next is the
  * next refresh time (U64_MAX if none). With @drain every port in XOFF gets
  * XON (the qdisc goes away).
@@ -510,6 +561,12 @@ static void pfc_conf_get(const struct pfc_sched *s, struct pfc_conf *c)
 	}
 }
 
+static void pfc_get_u32(const struct nlattr *a, u32 *v)
+{
+	if (a)
+		*v = nla_get_u32(a);
+}
+
 static int pfc_conf_prio(struct pfc_conf *c, const struct nlattr *nest,
 			 struct netlink_ext_ack *extack)
 {
@@ -525,16 +582,13 @@ static int pfc_conf_prio(struct pfc_conf *c, const struct nlattr *nest,
 		return -EINVAL;
 	}
 	p = nla_get_u8(tb[TCA_PFC_PRIO_ID]);
-#define PFC_GET(attr, field) \
-	do { if (tb[attr]) c->prio[p].field = nla_get_u32(tb[attr]); } while (0)
-	PFC_GET(TCA_PFC_PRIO_LIMIT, limit);
-	PFC_GET(TCA_PFC_PRIO_XOFF, xoff);
-	PFC_GET(TCA_PFC_PRIO_XON, xon);
-	PFC_GET(TCA_PFC_PRIO_HEADROOM, headroom);
-	PFC_GET(TCA_PFC_PRIO_KMIN, kmin);
-	PFC_GET(TCA_PFC_PRIO_KMAX, kmax);
-	PFC_GET(TCA_PFC_PRIO_PMAX, pmax);
-#undef PFC_GET
+	pfc_get_u32(tb[TCA_PFC_PRIO_LIMIT], &c->prio[p].limit);
+	pfc_get_u32(tb[TCA_PFC_PRIO_XOFF], &c->prio[p].xoff);
+	pfc_get_u32(tb[TCA_PFC_PRIO_XON], &c->prio[p].xon);
+	pfc_get_u32(tb[TCA_PFC_PRIO_HEADROOM], &c->prio[p].headroom);
+	pfc_get_u32(tb[TCA_PFC_PRIO_KMIN], &c->prio[p].kmin);
+	pfc_get_u32(tb[TCA_PFC_PRIO_KMAX], &c->prio[p].kmax);
+	pfc_get_u32(tb[TCA_PFC_PRIO_PMAX], &c->prio[p].pmax);
 	return 0;
 }
 
@@ -562,10 +616,9 @@ static int pfc_conf_check(const struct pfc_conf *c, u32 mtu,
 		if (x->xon > x->xoff)
 			snprintf(msg, sizeof(msg), "prio %d: xon %u above xoff %u",
 				 p, x->xon, x->xoff);
-		else if ((u64)x->xoff + x->headroom > x->limit)
-			snprintf(msg, sizeof(msg),
-				 "prio %d: xoff %u + headroom %u above limit %u",
-				 p, x->xoff, x->headroom, x->limit);
+		else if (x->xoff > x->limit)
+			snprintf(msg, sizeof(msg), "prio %d: xoff %u above limit %u",
+				 p, x->xoff, x->limit);
 		else if (x->kmin > x->kmax && x->kmax)
 			snprintf(msg, sizeof(msg), "prio %d: kmin %u above kmax %u",
 				 p, x->kmin, x->kmax);
@@ -577,8 +630,7 @@ static int pfc_conf_check(const struct pfc_conf *c, u32 mtu,
 		pfc_extack(extack, opt, msg);
 		return -EINVAL;
 	}
-	/*
-	 * Headroom: what a port keeps sending after XOFF until the frame has
+	/* Headroom: what a port keeps sending after XOFF until the frame has
 	 * reached it and taken effect (delay at the link speed) plus a
 	 * packet in transmission at either end.
 	 */
@@ -719,8 +771,10 @@ static void pfc_reset(struct Qdisc *sch)
 
 		__qdisc_reset_queue(&b->q);
 		b->backlog = 0;
+		b->shared = 0;
 		for (i = 0; i < PFC_PORTS; i++) {
 			b->port[i].bytes = 0;
+			b->port[i].headroom = 0;
 			pfc_port_release(b, &b->port[i]);
 		}
 	}

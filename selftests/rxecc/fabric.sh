@@ -4,9 +4,13 @@
 # network namespace. Source it after lib.sh.
 #
 #   fabric_init                     the switch namespace; cleanup on exit (also on failure)
-#   fabric_add_host I [TYPE]        host I (1..250): namespace, veth to switch port swpI,
-#                                   10.0.I.1/24 and fd00:0:0:I::1/64 (gateway .254 / ::fe),
-#                                   an rdma device named hI of link TYPE (default rxecc)
+#   fabric_add_switch S             another switch S (a name: sw2, ...)
+#   fabric_add_host I [TYPE] [S]    host I (1..250): namespace, veth to port swpI of switch S
+#                                   (default sw), 10.0.I.1/24 and fd00:0:0:I::1/64 (gateway
+#                                   .254 / ::fe), an rdma device named hI of link TYPE
+#                                   (default rxecc)
+#   fabric_uplink A B               a link between switches A and B (ports to-B in A, to-A
+#                                   in B) and routes for every host, after the hosts
 #   fabric_mtu I MTU                the MTU of host I's link (both ends)
 #   fabric_shape I RATE [LIMIT]     tbf at the switch port towards host I (e.g. 100mbit):
 #                                   that port becomes a bottleneck
@@ -19,6 +23,7 @@
 #   fabric_gid I [6]                the RoCEv2 GID index of host I's IPv4 (or IPv6) address
 #   fabric_in I CMD...              run CMD in host I's namespace
 #   fabric_sw CMD...                run CMD in the switch namespace
+#   fabric_sw_in S CMD...           run CMD in switch S's namespace
 #   fabric_destroy                  delete every device and namespace it made
 #
 # Names carry a per-run prefix (FABRIC_PREFIX, default rxf<pid>-) so that
@@ -27,9 +32,12 @@
 
 FABRIC_PREFIX=${FABRIC_PREFIX:-rxf$$-}
 FABRIC_HOSTS=()
+FABRIC_SWITCHES=()
+declare -A FABRIC_SWITCH_OF=()
 
 fabric_ns() { echo "${FABRIC_PREFIX}h$1"; }
-fabric_sw_ns() { echo "${FABRIC_PREFIX}sw"; }
+fabric_sw_ns() { echo "${FABRIC_PREFIX}${1:-sw}"; }
+fabric_sw_in() { local s=$1; shift; ip netns exec "$(fabric_sw_ns "$s")" "$@"; }
 fabric_ip() { echo "10.0.$1.1"; }
 fabric_ip6() { echo "fd00:0:0:$1::1"; }
 fabric_dev() { echo "h$1"; }
@@ -37,38 +45,71 @@ fabric_in() { local i=$1; shift; ip netns exec "$(fabric_ns "$i")" "$@"; }
 fabric_sw() { ip netns exec "$(fabric_sw_ns)" "$@"; }
 
 fabric_init() {
-	ip netns add "$(fabric_sw_ns)" || return 1
 	trap fabric_destroy EXIT
-	fabric_sw ip link set lo up
-	fabric_sw sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+	fabric_add_switch sw
+}
+
+fabric_add_switch() {
+	ip netns add "$(fabric_sw_ns "$1")" || return 1
+	FABRIC_SWITCHES+=("$1")
+	fabric_sw_in "$1" ip link set lo up
+	fabric_sw_in "$1" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 }
 
 fabric_add_host() {
-	local i=$1 type=${2:-rxecc} ns
+	local i=$1 type=${2:-rxecc} sw=${3:-sw} ns
 	ns=$(fabric_ns "$i")
 	ip netns add "$ns" || return 1
 	FABRIC_HOSTS+=("$i")
-	ip link add eth0 netns "$ns" type veth peer name "swp$i" netns "$(fabric_sw_ns)" || return 1
+	FABRIC_SWITCH_OF[$i]=$sw
+	ip link add eth0 netns "$ns" type veth peer name "swp$i" netns "$(fabric_sw_ns "$sw")" || return 1
 	fabric_in "$i" ip link set lo up
 	fabric_in "$i" ip addr add "$(fabric_ip "$i")/24" dev eth0
 	fabric_in "$i" ip addr add "$(fabric_ip6 "$i")/64" dev eth0 nodad
 	fabric_in "$i" ip link set eth0 up
 	fabric_in "$i" ip route add default via "10.0.$i.254"
 	fabric_in "$i" ip -6 route add default via "fd00:0:0:$i::fe"
-	fabric_sw ip addr add "10.0.$i.254/24" dev "swp$i"
-	fabric_sw ip addr add "fd00:0:0:$i::fe/64" dev "swp$i" nodad
-	fabric_sw ip link set "swp$i" up
+	fabric_sw_in "$sw" ip addr add "10.0.$i.254/24" dev "swp$i"
+	fabric_sw_in "$sw" ip addr add "fd00:0:0:$i::fe/64" dev "swp$i" nodad
+	fabric_sw_in "$sw" ip link set "swp$i" up
 	# In-order delivery: a veth hands a packet to the receive backlog of the
 	# CPU that transmits it, and two CPUs transmitting one flow's packets
 	# reorder them (the switch port's qdisc is dequeued from whichever CPU
 	# runs it). RoCE assumes an in-order fabric, so steer every port's
 	# receive processing to CPU 0 (RPS).
 	fabric_in "$i" sh -c 'echo 1 > /sys/class/net/eth0/queues/rx-0/rps_cpus'
-	fabric_sw sh -c "echo 1 > /sys/class/net/swp$i/queues/rx-0/rps_cpus"
+	fabric_sw_in "$sw" sh -c "echo 1 > /sys/class/net/swp$i/queues/rx-0/rps_cpus"
 	fabric_in "$i" rdma link add "$(fabric_dev "$i")" type "$type" netdev eth0 || return 1
 	wait_for 10 grep -q ACTIVE "/sys/class/infiniband/$(fabric_dev "$i")/ports/1/state" || return 1
 	wait_gid "$(fabric_dev "$i")" "$(fabric_ip "$i")" >/dev/null &&
 		wait_gid "$(fabric_dev "$i")" "$(fabric_ip6 "$i")" >/dev/null
+}
+
+# fabric_uplink A B: switches A and B linked by to-B (in A, 10.255.N.1/30,
+# fd00:ff:N::1/64) and to-A (in B, .2 / ::2); each routes the subnets of
+# the other's hosts over it.
+fabric_uplink() {
+	local a=$1 b=$2 n=$((${#FABRIC_SWITCHES[@]} + ${FABRIC_UPLINKS:-0})) i
+	FABRIC_UPLINKS=$((${FABRIC_UPLINKS:-0} + 1))
+	ip link add "to-$b" netns "$(fabric_sw_ns "$a")" type veth peer name "to-$a" \
+		netns "$(fabric_sw_ns "$b")" || return 1
+	fabric_sw_in "$a" ip addr add "10.255.$n.1/30" dev "to-$b"
+	fabric_sw_in "$b" ip addr add "10.255.$n.2/30" dev "to-$a"
+	fabric_sw_in "$a" ip addr add "fd00:ff:$n::1/64" dev "to-$b" nodad
+	fabric_sw_in "$b" ip addr add "fd00:ff:$n::2/64" dev "to-$a" nodad
+	fabric_sw_in "$a" ip link set "to-$b" up
+	fabric_sw_in "$b" ip link set "to-$a" up
+	fabric_sw_in "$a" sh -c "echo 1 > /sys/class/net/to-$b/queues/rx-0/rps_cpus"
+	fabric_sw_in "$b" sh -c "echo 1 > /sys/class/net/to-$a/queues/rx-0/rps_cpus"
+	for i in "${FABRIC_HOSTS[@]}"; do
+		if [ "${FABRIC_SWITCH_OF[$i]}" = "$b" ]; then
+			fabric_sw_in "$a" ip route add "10.0.$i.0/24" via "10.255.$n.2" || return 1
+			fabric_sw_in "$a" ip -6 route add "fd00:0:0:$i::/64" via "fd00:ff:$n::2" || return 1
+		elif [ "${FABRIC_SWITCH_OF[$i]}" = "$a" ]; then
+			fabric_sw_in "$b" ip route add "10.0.$i.0/24" via "10.255.$n.1" || return 1
+			fabric_sw_in "$b" ip -6 route add "fd00:0:0:$i::/64" via "fd00:ff:$n::1" || return 1
+		fi
+	done
 }
 
 # fabric_dcqcn I set|profile ARGS...: `rxecc dcqcn` for host I's device;
@@ -131,6 +172,8 @@ fabric_destroy() {
 		ip netns del "$(fabric_ns "$i")" 2>/dev/null
 	done
 	FABRIC_HOSTS=()
-	ip netns del "$(fabric_sw_ns)" 2>/dev/null
+	for i in "${FABRIC_SWITCHES[@]}"; do ip netns del "$(fabric_sw_ns "$i")" 2>/dev/null; done
+	FABRIC_SWITCHES=()
+	FABRIC_UPLINKS=0
 	return 0
 }

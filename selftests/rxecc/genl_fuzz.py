@@ -42,7 +42,8 @@ CMD_STATS_GET, CMD_STATS_RESET, CMD_QP_GET = 5, 6, 7
 CMD_MAX = 8
 A_DEV_INDEX, A_DEV_NAME, A_PROFILE, A_DCQCN = 2, 3, 6, 7
 A_RP_ENABLE, A_NP_ENABLE, A_ECN = 8, 9, 10
-A_MAX = 13
+A_PFC_ENABLE, A_ROCE_PRIO, A_DSCP2PRIO, A_LINK_MBPS = 14, 15, 16, 17
+A_MAX = 17
 DCQCN_MAX = 19
 CHANGING = {CMD_DEV_SET, CMD_DEFAULTS_SET, CMD_STATS_RESET}
 
@@ -162,6 +163,19 @@ class Fuzzer:
                          for _ in range(r.randint(1, 4)))
         return attr(A_DCQCN | NLA_F_NESTED, inner)
 
+    def pfc_attr(self):
+        """A priority/PFC attribute, now and then out of range."""
+        r = self.rng
+        kind = r.randrange(4)
+        if kind == 0:
+            return attr(A_PFC_ENABLE, u8(r.getrandbits(8)))
+        if kind == 1:
+            return attr(A_ROCE_PRIO, u8(r.randint(0, 9)))
+        if kind == 2:
+            return attr(A_LINK_MBPS, u32(r.choice([0, 1, 1000, 1000000, 1000001, 2**32 - 1])))
+        top = 7 if r.random() < 0.8 else 255
+        return attr(A_DSCP2PRIO, bytes(r.randint(0, top) for _ in range(r.choice([64, 64, 64, 63]))))
+
     def soup(self, depth=0):
         r = self.rng
         parts = []
@@ -195,6 +209,8 @@ class Fuzzer:
             cfg += self.valid_dcqcn()
         if r.random() < 0.3:
             cfg += attr(r.choice([A_RP_ENABLE, A_NP_ENABLE, A_ECN]), u8(r.randint(0, 4)))
+        if r.random() < 0.3:
+            cfg += self.pfc_attr()
         attrs = {CMD_DEV_SET: dev + cfg, CMD_DEFAULTS_SET: cfg}.get(cmd, dev if r.random() < 0.8 else b"")
         flags = NLM_F_REQUEST | NLM_F_ACK
         if cmd in (CMD_DEV_GET, CMD_STATS_GET, CMD_QP_GET) and r.random() < 0.5:

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# `make install` puts rdma_rxecc under extra/ for the running kernel, after
-# which `rdma link add ... type rxecc` loads it by its alias, and the rxecc
+# `make install` puts rdma_rxecc and sch_pfc under extra/ for the running
+# kernel, after which `rdma link add ... type rxecc` loads rdma_rxecc by its
+# alias and `tc qdisc add ... pfc` loads sch_pfc, and the rxecc
 # tool, its man page and bash completion under /usr/local; `make uninstall`
 # takes them away again. Runs `make` in the repo, so the module must be built.
 source "$(dirname "$0")/lib.sh"
@@ -9,7 +10,7 @@ need_root
 KV=$(uname -r)
 
 ktap_header
-ktap_plan 8
+ktap_plan 9
 [ -f "$RXECC_MODULE" ] || ktap_exit_skip "the module is not built"
 modules_unload >/dev/null 2>&1
 load_rdma_core
@@ -37,13 +38,17 @@ installed_tool() {
 	[ -f /usr/local/share/bash-completion/completions/rxecc ]
 }
 ktap_result "the installed rxecc tool shows the device; man page and completion installed" installed_tool
+ktap_result "tc qdisc add ... pfc autoloads sch_pfc; the installed tool shows it" \
+	bash -c '! [ -d /sys/module/sch_pfc ] && tc qdisc add dev d0 root pfc && [ -d /sys/module/sch_pfc ] &&
+		/usr/local/sbin/rxecc qdisc show dev d0 | grep -q "^qdisc pfc" && tc qdisc del dev d0 root &&
+		modprobe -r sch_pfc'
 ktap_result "modprobe -r rdma_rxecc with a device removes it" \
 	bash -c 'modprobe -r rdma_rxecc && ! [ -d /sys/module/rdma_rxecc ] && [ -z "$(ls /sys/class/infiniband)" ]'
 t0=$SECONDS
 ktap_result "make uninstall" make -C "$RXECC_TOP" --no-print-directory uninstall KVER="$KV"
 ktap_diag "make uninstall took $((SECONDS - t0))s"
 ktap_result "after uninstall, type rxecc no longer loads anything" \
-	bash -c '! modinfo rdma_rxecc && ! rdma link add x0 type rxecc netdev d0 && ! [ -d /sys/module/rdma_rxecc ] &&
+	bash -c '! modinfo rdma_rxecc && ! modinfo sch_pfc && ! rdma link add x0 type rxecc netdev d0 && ! [ -d /sys/module/rdma_rxecc ] &&
 		! [ -e /usr/local/sbin/rxecc ] && ! [ -e /usr/local/share/man/man8/rxecc.8 ]'
 modules_unload >/dev/null 2>&1
 ktap_finished

@@ -197,8 +197,10 @@ wait_gid() {
 # command line names FILE does: timeout passes it on, dumpcap closes the
 # file.)
 capture_stop() {
-	pkill -TERM -f -- "-w $1( |\$)" 2>/dev/null
-	wait_for 20 bash -c "! pgrep -f -- '-w $1( |\$)'"
+	local re
+	re="-w $(printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g')( |\$)"	# FILE taken literally
+	pkill -TERM -f -- "$re" 2>/dev/null
+	wait_for 20 bash -c "! pgrep -f -- '$re'"
 }
 
 # port_counter DEV NAME: an rxe hw counter of port 1.

@@ -23,7 +23,8 @@ man)
 	for code in 0 1 2 3 4 5 6 7 8; do
 		grep -qE "^ *$code +[A-Z]" <<<"$text" || fail "man page: exit status $code missing"
 	done
-	for cmd in "dcqcn show" "dcqcn set" "dcqcn profile" "stats show" "stats reset" "qp show" monitor; do
+	for cmd in "dcqcn show" "dcqcn set" "dcqcn profile" "stats show" "stats reset" "qp show" monitor \
+		"qdisc show" "qdisc add" "qdisc del" dscp2prio; do
 		grep -q "$cmd" <<<"$text" || fail "man page: command '$cmd' missing"
 	done
 	echo "man page: every parameter, command and exit status"
@@ -48,7 +49,12 @@ completion)
 		got=$(complete_words "$@")
 		[ "$got" = "$want " ] || fail "completing '$*': got '$got', want '$want'"
 	}
-	expect "dcqcn help monitor qp stats" rxecc ""
+	expect "dcqcn help monitor qdisc qp stats" rxecc ""
+	expect "add change del help replace show" rxecc qdisc ""
+	expect "dscp pcp" rxecc qdisc add dev lo trust ""
+	expect "pfc pmax prio" rxecc qdisc add dev lo rate 5 p
+	expect "lo" rxecc qdisc show dev l
+	expect "dscp2prio" rxecc dcqcn set dev r0 dscp
 	expect "--help --json --pretty --version -V -h -j -p" rxecc "-"
 	expect "dcqcn" rxecc -j dc
 	expect "help profile set show" rxecc dcqcn ""

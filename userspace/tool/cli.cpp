@@ -183,33 +183,38 @@ void parse_dscp2prio(const std::string& text, Command& cmd) {
     }
 }
 
+// dcqcn set {dev DEV | defaults} NAME VALUE ...
+void parse_dcqcn_set(Args& args, Command& cmd) {
+    cmd.verb = Verb::dcqcn_set;
+    if (!parse_target(args, cmd, true)) usage("dcqcn set needs 'dev DEV' or 'defaults'");
+    if (args.done()) usage("dcqcn set needs at least one NAME VALUE");
+    while (!args.done()) {
+        const std::string& name = args.next("a parameter name");
+        if (name == "dscp2prio") {
+            if (cmd.dscp2prio_default || !cmd.dscp2prio.empty())
+                usage("parameter 'dscp2prio' given twice");
+            parse_dscp2prio(args.next("a map for dscp2prio (DSCP:PRIO,... or default)"), cmd);
+            continue;
+        }
+        const Knob* knob = find_knob(name);
+        if (knob == nullptr)
+            throw Error(Exit::unknown_param,
+                        "unknown parameter '" + name + "' (see 'rxecc dcqcn help')");
+        if (std::any_of(cmd.settings.begin(), cmd.settings.end(),
+                        [&](const Setting& s) { return s.knob == knob; }))
+            usage("parameter '" + name + "' given twice");
+        const std::string& value = args.next("a value for " + name);
+        cmd.settings.push_back({knob, parse_value(*knob, value)});
+    }
+}
+
 void parse_dcqcn(Args& args, Command& cmd) {
     const std::string sub = args.done() ? "show" : args.next("a command");
     if (sub == "show" || sub == "list") {
         cmd.verb = Verb::dcqcn_show;
         parse_target(args, cmd, true);
     } else if (sub == "set") {
-        cmd.verb = Verb::dcqcn_set;
-        if (!parse_target(args, cmd, true)) usage("dcqcn set needs 'dev DEV' or 'defaults'");
-        if (args.done()) usage("dcqcn set needs at least one NAME VALUE");
-        while (!args.done()) {
-            const std::string& name = args.next("a parameter name");
-            if (name == "dscp2prio") {
-                if (cmd.dscp2prio_default || !cmd.dscp2prio.empty())
-                    usage("parameter 'dscp2prio' given twice");
-                parse_dscp2prio(args.next("a map for dscp2prio (DSCP:PRIO,... or default)"), cmd);
-                continue;
-            }
-            const Knob* knob = find_knob(name);
-            if (knob == nullptr)
-                throw Error(Exit::unknown_param,
-                            "unknown parameter '" + name + "' (see 'rxecc dcqcn help')");
-            if (std::any_of(cmd.settings.begin(), cmd.settings.end(),
-                            [&](const Setting& s) { return s.knob == knob; }))
-                usage("parameter '" + name + "' given twice");
-            const std::string& value = args.next("a value for " + name);
-            cmd.settings.push_back({knob, parse_value(*knob, value)});
-        }
+        parse_dcqcn_set(args, cmd);
     } else if (sub == "profile") {
         cmd.verb = Verb::dcqcn_profile;
         if (!parse_target(args, cmd, true)) usage("dcqcn profile needs 'dev DEV' or 'defaults'");
@@ -267,8 +272,8 @@ uint32_t parse_bytes(const std::string& name, const std::string& text) {
     std::transform(t.begin(), t.end(), t.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     for (const auto& [suffix, factor] : suffixes) {
-        if (t.size() <= suffix.size() || t.compare(t.size() - suffix.size(), suffix.size(),
-                                                   suffix) != 0)
+        if (t.size() <= suffix.size() ||
+            t.compare(t.size() - suffix.size(), suffix.size(), suffix) != 0)
             continue;
         const std::string digits = t.substr(0, t.size() - suffix.size());
         if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
@@ -277,8 +282,8 @@ uint32_t parse_bytes(const std::string& name, const std::string& text) {
         if (v > UINT32_MAX) break;
         return static_cast<uint32_t>(v);
     }
-    throw Error(Exit::bad_value, name + ": '" + text +
-                                     "' is not a byte count (B, KB, KiB, MB, MiB; 32 bits)");
+    throw Error(Exit::bad_value,
+                name + ": '" + text + "' is not a byte count (B, KB, KiB, MB, MiB; 32 bits)");
 }
 
 // A queue option into `q`; false if `key` is none.
@@ -301,19 +306,49 @@ bool parse_queue_option(const std::string& key, Args& args, QdiscPrio& q) {
 }
 
 void merge(QdiscPrio& into, const QdiscPrio& from) {
-    for (auto [dst, src] : {std::pair{&into.limit, &from.limit}, {&into.xoff, &from.xoff},
-                            {&into.xon, &from.xon}, {&into.headroom, &from.headroom},
-                            {&into.kmin, &from.kmin}, {&into.kmax, &from.kmax},
+    for (auto [dst, src] : {std::pair{&into.limit, &from.limit},
+                            {&into.xoff, &from.xoff},
+                            {&into.xon, &from.xon},
+                            {&into.headroom, &from.headroom},
+                            {&into.kmin, &from.kmin},
+                            {&into.kmax, &from.kmax},
                             {&into.pmax, &from.pmax}})
         if (*src && !*dst) *dst = *src;
 }
 
-void parse_qdisc_options(Args& args, QdiscSpec& q) {
+// A port option into `q`; false if `key` is none.
+bool parse_port_option(const std::string& key, Args& args, QdiscSpec& q) {
     static const Knob rate{"rate", Unit::speed, "Mbit/s", 0, UINT32_MAX, -1};
     static const Knob link{"link", Unit::mbps, "Mbit/s", 1, 1000000, -1};
     static const Knob delay{"delay", Unit::micros, "us", 0, 1000000, -1};
     static const Knob quanta{"quanta", Unit::plain, "quanta", 1, 65535, -1};
     static const Knob mask{"pfc", Unit::prio_mask, "prio mask", 0, 0xff, -1};
+    if (key == "rate") {
+        const std::string& v = args.next("a rate after 'rate'");
+        q.rate_bps = v == "none" ? 0 : uint64_t{parse_value(rate, v)} * 1000000;
+    } else if (key == "pfc") {
+        q.enable = static_cast<uint8_t>(parse_value(mask, args.next("a mask after 'pfc'")));
+    } else if (key == "trust") {
+        const std::string& t = args.next("dscp or pcp after 'trust'");
+        if (t != "dscp" && t != "pcp")
+            throw Error(Exit::bad_value, "trust: '" + t + "' is not dscp or pcp");
+        q.trust = t == "dscp" ? 0 : 1;
+    } else if (key == "link") {
+        q.link_mbps = parse_value(link, args.next("a speed after 'link'"));
+    } else if (key == "delay") {
+        q.delay_ns = parse_value(delay, args.next("a time after 'delay'")) * 1000;
+    } else if (key == "quanta") {
+        const uint32_t v = parse_value(quanta, args.next("a number after 'quanta'"));
+        if (v < 1 || v > 65535)
+            throw Error(Exit::bad_value, "quanta: " + std::to_string(v) + " is outside 1..65535");
+        q.quanta = static_cast<uint16_t>(v);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+void parse_qdisc_options(Args& args, QdiscSpec& q) {
     QdiscPrio all;
     int cur = -1;  // the priority after `prio P`, -1 before any
     while (!args.done()) {
@@ -327,26 +362,7 @@ void parse_qdisc_options(Args& args, QdiscSpec& q) {
             cur = p[0] - '0';
         } else if (cur >= 0) {
             usage("'" + key + "' is no queue option (port options come before 'prio')");
-        } else if (key == "rate") {
-            const std::string& v = args.next("a rate after 'rate'");
-            q.rate_bps = v == "none" ? 0 : uint64_t{parse_value(rate, v)} * 1000000;
-        } else if (key == "pfc") {
-            q.enable = static_cast<uint8_t>(parse_value(mask, args.next("a mask after 'pfc'")));
-        } else if (key == "trust") {
-            const std::string& t = args.next("dscp or pcp after 'trust'");
-            if (t != "dscp" && t != "pcp")
-                throw Error(Exit::bad_value, "trust: '" + t + "' is not dscp or pcp");
-            q.trust = t == "dscp" ? 0 : 1;
-        } else if (key == "link") {
-            q.link_mbps = parse_value(link, args.next("a speed after 'link'"));
-        } else if (key == "delay") {
-            q.delay_ns = parse_value(delay, args.next("a time after 'delay'")) * 1000;
-        } else if (key == "quanta") {
-            const uint32_t v = parse_value(quanta, args.next("a number after 'quanta'"));
-            if (v < 1 || v > 65535)
-                throw Error(Exit::bad_value, "quanta: " + std::to_string(v) + " is outside 1..65535");
-            q.quanta = static_cast<uint16_t>(v);
-        } else {
+        } else if (!parse_port_option(key, args, q)) {
             usage("unknown qdisc option '" + key + "' (see 'rxecc qdisc help')");
         }
     }

@@ -64,11 +64,11 @@ struct Command {
     // DSCP's top three bits again (then the entries on top)
     std::vector<std::pair<uint8_t, uint8_t>> dscp2prio;
     bool dscp2prio_default = false;
-    std::string profile;             // dcqcn profile
-    uint32_t interval_ms = 1000;     // monitor
-    std::optional<uint32_t> count;   // monitor: stop after this many refreshes
-    QdiscSpec qdisc;                 // qdisc add/change/replace (netdev also for show, del)
-    std::string help_topic;          // help: "", "dcqcn", "stats", "qp", "monitor"
+    std::string profile;            // dcqcn profile
+    uint32_t interval_ms = 1000;    // monitor
+    std::optional<uint32_t> count;  // monitor: stop after this many refreshes
+    QdiscSpec qdisc;                // qdisc add/change/replace (netdev also for show, del)
+    std::string help_topic;         // help: "", "dcqcn", "stats", "qp", "monitor"
 };
 
 // Parse the arguments after the program name. Throws Error(usage) for bad

@@ -3,6 +3,7 @@
 #include <linux/genetlink.h>
 #include <rdma/rxecc_netlink.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 
@@ -59,6 +60,34 @@ std::string attr_name(const std::vector<uint16_t>& path) {
     }
 }
 
+// A knob that is no DCQCN parameter: its own attribute.
+void put_switch(nl::Message& msg, const Setting& s) {
+    static const std::array<std::pair<const char*, uint16_t>, 5> u8_attrs = {{
+        {"rp_enable", RXECC_ATTR_RP_ENABLE},
+        {"np_enable", RXECC_ATTR_NP_ENABLE},
+        {"ecn", RXECC_ATTR_ECN},
+        {"pfc_enable", RXECC_ATTR_PFC_ENABLE},
+        {"roce_prio", RXECC_ATTR_ROCE_PRIO},
+    }};
+    if (s.knob->name == "link_speed") {
+        msg.put_u32(RXECC_ATTR_LINK_MBPS, s.value);
+        return;
+    }
+    for (const auto& [name, type] : u8_attrs)
+        if (s.knob->name == name) msg.put_u8(type, static_cast<uint8_t>(s.value));
+}
+
+// The whole DSCP map: `base` (or DSCP >> 3 after `default`) with the changes.
+void put_dscp_map(nl::Message& msg, const Command& cmd, const std::vector<uint8_t>& base) {
+    std::vector<uint8_t> map = base;
+    if (cmd.dscp2prio_default || map.size() != kDscpCount) {
+        map.resize(kDscpCount);
+        for (size_t d = 0; d < kDscpCount; ++d) map[d] = static_cast<uint8_t>(d >> 3);
+    }
+    for (const auto& [dscp, prio] : cmd.dscp2prio) map.at(dscp) = prio;
+    msg.put_raw(RXECC_ATTR_DSCP2PRIO, map.data(), map.size());
+}
+
 }  // namespace
 
 uint32_t knob_value(const Config& cfg, const Knob& knob) {
@@ -83,29 +112,8 @@ nl::Message set_request(uint16_t family, const Command& cmd, const std::vector<u
         msg.put_u32(static_cast<uint16_t>(s.knob->dcqcn_index + 1), s.value);
     }
     if (nest != nullptr) msg.nest_end(nest);
-    for (const auto& s : cmd.settings) {
-        if (s.knob->name == "rp_enable")
-            msg.put_u8(RXECC_ATTR_RP_ENABLE, static_cast<uint8_t>(s.value));
-        else if (s.knob->name == "np_enable")
-            msg.put_u8(RXECC_ATTR_NP_ENABLE, static_cast<uint8_t>(s.value));
-        else if (s.knob->name == "ecn")
-            msg.put_u8(RXECC_ATTR_ECN, static_cast<uint8_t>(s.value));
-        else if (s.knob->name == "pfc_enable")
-            msg.put_u8(RXECC_ATTR_PFC_ENABLE, static_cast<uint8_t>(s.value));
-        else if (s.knob->name == "roce_prio")
-            msg.put_u8(RXECC_ATTR_ROCE_PRIO, static_cast<uint8_t>(s.value));
-        else if (s.knob->name == "link_speed")
-            msg.put_u32(RXECC_ATTR_LINK_MBPS, s.value);
-    }
-    if (cmd.dscp2prio_default || !cmd.dscp2prio.empty()) {
-        std::vector<uint8_t> map = base_map;
-        if (cmd.dscp2prio_default || map.size() != kDscpCount) {
-            map.resize(kDscpCount);
-            for (size_t d = 0; d < kDscpCount; ++d) map[d] = static_cast<uint8_t>(d >> 3);
-        }
-        for (const auto& [dscp, prio] : cmd.dscp2prio) map.at(dscp) = prio;
-        msg.put_raw(RXECC_ATTR_DSCP2PRIO, map.data(), map.size());
-    }
+    for (const auto& s : cmd.settings) put_switch(msg, s);
+    if (cmd.dscp2prio_default || !cmd.dscp2prio.empty()) put_dscp_map(msg, cmd, base_map);
     return msg;
 }
 

@@ -168,10 +168,6 @@ int run(const Command& cmd) {
         case Verb::monitor:
             monitor(client, cmd);
             break;
-        case Verb::qdisc_show:
-        case Verb::qdisc_set:
-        case Verb::qdisc_del:
-            break;  // before the rxecc family is needed
         default:
             break;
     }

@@ -138,9 +138,7 @@ std::vector<uint16_t> attr_path_at(const Message& msg, uint32_t offset) {
 }
 
 Socket::Socket(int bus)
-    : sock_(mnl_socket_open(bus)),
-      seq_(static_cast<uint32_t>(time(nullptr))),
-      rx_(kRxSize) {
+    : sock_(mnl_socket_open(bus)), seq_(static_cast<uint32_t>(time(nullptr))), rx_(kRxSize) {
     if (!sock_) sys_error("netlink socket");
     if (mnl_socket_bind(sock_.get(), 0, MNL_SOCKET_AUTOPID) < 0) sys_error("netlink bind");
     portid_ = mnl_socket_get_portid(sock_.get());

@@ -114,6 +114,31 @@ uint32_t parse_scaled(const Knob& knob, std::string_view text, const Suffixes& s
     bad(knob, text, expected);
 }
 
+uint32_t parse_prio_mask(const Knob& knob, std::string_view text, const std::string& t) {
+    if (t == "all") return 0xff;
+    if (t == "none") return 0;
+    // mlnx_qos style: eight flags, priority 0 first ("0,0,0,1,0,0,0,0")
+    if (t.size() == 15 && std::count(t.begin(), t.end(), ',') == 7) {
+        uint32_t mask = 0;
+        for (size_t p = 0; p < 8; ++p) {
+            const char c = t[2 * p];
+            if ((c != '0' && c != '1') || (p < 7 && t[2 * p + 1] != ','))
+                bad(knob, text, "eight 0/1 flags, priority 0 first");
+            if (c == '1') mask |= 1U << p;
+        }
+        return mask;
+    }
+    return parse_scaled(knob, text, {{"", 1}}, 1,
+                        "a priority mask (0x00..0xff, bit p = priority p; all, none; "
+                        "or eight flags 0,0,0,1,0,0,0,0)");
+}
+
+uint32_t parse_prio(const Knob& knob, std::string_view text, const std::string& t) {
+    if (t == "dscp") return 8;
+    if (t.size() == 1 && t[0] >= '0' && t[0] <= '7') return static_cast<uint32_t>(t[0] - '0');
+    bad(knob, text, "a priority (0..7) or dscp");
+}
+
 }  // namespace
 
 const std::vector<Knob>& knobs() {
@@ -169,28 +194,10 @@ uint32_t parse_value(const Knob& knob, std::string_view text) {
             return parse_scaled(knob, text, {{"", 1}, {"%", 1}}, 1, "a percentage");
         case Unit::plain:
             return parse_scaled(knob, text, {{"", 1}}, 1, "an integer (" + knob.unit_name + ")");
-        case Unit::prio_mask: {
-            if (t == "all") return 0xff;
-            if (t == "none") return 0;
-            // mlnx_qos style: eight flags, priority 0 first ("0,0,0,1,0,0,0,0")
-            if (t.size() == 15 && std::count(t.begin(), t.end(), ',') == 7) {
-                uint32_t mask = 0;
-                for (size_t p = 0; p < 8; ++p) {
-                    const char c = t[2 * p];
-                    if ((c != '0' && c != '1') || (p < 7 && t[2 * p + 1] != ','))
-                        bad(knob, text, "eight 0/1 flags, priority 0 first");
-                    if (c == '1') mask |= 1U << p;
-                }
-                return mask;
-            }
-            return parse_scaled(knob, text, {{"", 1}}, 1,
-                                "a priority mask (0x00..0xff, bit p = priority p; all, none; "
-                                "or eight flags 0,0,0,1,0,0,0,0)");
-        }
+        case Unit::prio_mask:
+            return parse_prio_mask(knob, text, t);
         case Unit::prio:
-            if (t == "dscp") return 8;
-            if (t.size() == 1 && t[0] >= '0' && t[0] <= '7') return static_cast<uint32_t>(t[0] - '0');
-            bad(knob, text, "a priority (0..7) or dscp");
+            return parse_prio(knob, text, t);
         case Unit::speed:
             if (t == "auto") return 0;
             return parse_scaled(

@@ -20,7 +20,8 @@ constexpr std::string_view kKind = "pfc";
 
 uint32_t ifindex_of(const std::string& netdev) {
     const unsigned idx = if_nametoindex(netdev.c_str());
-    if (idx == 0) throw Error(Exit::no_device, "no netdev '" + netdev + "' in this network namespace");
+    if (idx == 0)
+        throw Error(Exit::no_device, "no netdev '" + netdev + "' in this network namespace");
     return idx;
 }
 
@@ -121,6 +122,56 @@ nl::Message qdisc_del_request(uint32_t ifindex) {
     return msg;
 }
 
+namespace {
+
+void decode_options(const nlattr* opts, QdiscInfo& q) {
+    auto o = nl::parse_nested(opts, TCA_PFC_MAX);
+    if (o[TCA_PFC_RATE] != nullptr) q.rate_bps = nl::get_u64(o[TCA_PFC_RATE]);
+    if (o[TCA_PFC_ENABLE] != nullptr) q.enable = nl::get_u8(o[TCA_PFC_ENABLE]);
+    if (o[TCA_PFC_TRUST] != nullptr) q.trust = nl::get_u8(o[TCA_PFC_TRUST]);
+    if (o[TCA_PFC_LINK_MBPS] != nullptr) q.link_mbps = nl::get_u32(o[TCA_PFC_LINK_MBPS]);
+    if (o[TCA_PFC_DELAY] != nullptr) q.delay_ns = nl::get_u32(o[TCA_PFC_DELAY]);
+    if (o[TCA_PFC_QUANTA] != nullptr) q.quanta = nl::get_u16(o[TCA_PFC_QUANTA]);
+    for (const nlattr* a : nl::children(opts)) {
+        if (mnl_attr_get_type(a) != TCA_PFC_PRIO) continue;
+        auto p = nl::parse_nested(a, TCA_PFC_PRIO_MAX);
+        if (p[TCA_PFC_PRIO_ID] == nullptr) continue;
+        const uint8_t id = nl::get_u8(p[TCA_PFC_PRIO_ID]);
+        if (id >= TC_PFC_NUM_PRIO) continue;
+        auto& d = q.prio.at(id);
+        auto u32 = [&](uint16_t t) { return p[t] != nullptr ? nl::get_u32(p[t]) : 0U; };
+        d.limit = u32(TCA_PFC_PRIO_LIMIT);
+        d.xoff = u32(TCA_PFC_PRIO_XOFF);
+        d.xon = u32(TCA_PFC_PRIO_XON);
+        d.headroom = u32(TCA_PFC_PRIO_HEADROOM);
+        d.kmin = u32(TCA_PFC_PRIO_KMIN);
+        d.kmax = u32(TCA_PFC_PRIO_KMAX);
+        d.pmax = u32(TCA_PFC_PRIO_PMAX);
+    }
+}
+
+void decode_stats(const nlattr* stats, QdiscInfo& q) {
+    auto s = nl::parse_nested(stats, TCA_STATS_MAX);
+    if (const nlattr* a = s[TCA_STATS_QUEUE];
+        a != nullptr && mnl_attr_get_payload_len(a) >= sizeof(gnet_stats_queue)) {
+        gnet_stats_queue qs{};
+        std::memcpy(&qs, mnl_attr_get_payload(a), sizeof(qs));
+        q.drops = qs.drops;
+    }
+    if (const nlattr* a = s[TCA_STATS_APP];
+        a != nullptr && mnl_attr_get_payload_len(a) >= sizeof(tc_pfc_xstats)) {
+        tc_pfc_xstats x{};
+        std::memcpy(&x, mnl_attr_get_payload(a), sizeof(x));
+        for (size_t p = 0; p < TC_PFC_NUM_PRIO; ++p)
+            q.prio.at(p).stats = x.prio[p];  // NOLINT(*-constant-array-index)
+        q.pfc_tx_errors = x.pfc_tx_errors;
+        q.pfc_rx_ignored = x.pfc_rx_ignored;
+        q.pfc_rx_malformed = x.pfc_rx_malformed;
+    }
+}
+
+}  // namespace
+
 std::optional<QdiscInfo> decode_qdisc(const nlmsghdr* nlh) {
     if (nlh->nlmsg_type != RTM_NEWQDISC || nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(tcmsg))
         return std::nullopt;
@@ -133,50 +184,8 @@ std::optional<QdiscInfo> decode_qdisc(const nlmsghdr* nlh) {
     q.ifindex = static_cast<uint32_t>(tcm->tcm_ifindex);
     q.netdev = netdev_of(q.ifindex);
     q.handle = tcm->tcm_handle;
-    if (tb[TCA_OPTIONS] != nullptr) {
-        auto o = nl::parse_nested(tb[TCA_OPTIONS], TCA_PFC_MAX);
-        if (o[TCA_PFC_RATE] != nullptr) q.rate_bps = nl::get_u64(o[TCA_PFC_RATE]);
-        if (o[TCA_PFC_ENABLE] != nullptr) q.enable = nl::get_u8(o[TCA_PFC_ENABLE]);
-        if (o[TCA_PFC_TRUST] != nullptr) q.trust = nl::get_u8(o[TCA_PFC_TRUST]);
-        if (o[TCA_PFC_LINK_MBPS] != nullptr) q.link_mbps = nl::get_u32(o[TCA_PFC_LINK_MBPS]);
-        if (o[TCA_PFC_DELAY] != nullptr) q.delay_ns = nl::get_u32(o[TCA_PFC_DELAY]);
-        if (o[TCA_PFC_QUANTA] != nullptr) q.quanta = nl::get_u16(o[TCA_PFC_QUANTA]);
-        for (const nlattr* a : nl::children(tb[TCA_OPTIONS])) {
-            if (mnl_attr_get_type(a) != TCA_PFC_PRIO) continue;
-            auto p = nl::parse_nested(a, TCA_PFC_PRIO_MAX);
-            if (p[TCA_PFC_PRIO_ID] == nullptr) continue;
-            const uint8_t id = nl::get_u8(p[TCA_PFC_PRIO_ID]);
-            if (id >= TC_PFC_NUM_PRIO) continue;
-            auto& d = q.prio.at(id);
-            auto u32 = [&](uint16_t t) { return p[t] != nullptr ? nl::get_u32(p[t]) : 0U; };
-            d.limit = u32(TCA_PFC_PRIO_LIMIT);
-            d.xoff = u32(TCA_PFC_PRIO_XOFF);
-            d.xon = u32(TCA_PFC_PRIO_XON);
-            d.headroom = u32(TCA_PFC_PRIO_HEADROOM);
-            d.kmin = u32(TCA_PFC_PRIO_KMIN);
-            d.kmax = u32(TCA_PFC_PRIO_KMAX);
-            d.pmax = u32(TCA_PFC_PRIO_PMAX);
-        }
-    }
-    if (tb[TCA_STATS2] != nullptr) {
-        auto s = nl::parse_nested(tb[TCA_STATS2], TCA_STATS_MAX);
-        if (const nlattr* a = s[TCA_STATS_QUEUE];
-            a != nullptr && mnl_attr_get_payload_len(a) >= sizeof(gnet_stats_queue)) {
-            gnet_stats_queue qs{};
-            std::memcpy(&qs, mnl_attr_get_payload(a), sizeof(qs));
-            q.drops = qs.drops;
-        }
-        if (const nlattr* a = s[TCA_STATS_APP];
-            a != nullptr && mnl_attr_get_payload_len(a) >= sizeof(tc_pfc_xstats)) {
-            tc_pfc_xstats x{};
-            std::memcpy(&x, mnl_attr_get_payload(a), sizeof(x));
-            for (size_t p = 0; p < TC_PFC_NUM_PRIO; ++p)
-                q.prio.at(p).stats = x.prio[p];  // NOLINT(*-constant-array-index)
-            q.pfc_tx_errors = x.pfc_tx_errors;
-            q.pfc_rx_ignored = x.pfc_rx_ignored;
-            q.pfc_rx_malformed = x.pfc_rx_malformed;
-        }
-    }
+    if (tb[TCA_OPTIONS] != nullptr) decode_options(tb[TCA_OPTIONS], q);
+    if (tb[TCA_STATS2] != nullptr) decode_stats(tb[TCA_STATS2], q);
     return q;
 }
 
@@ -263,12 +272,11 @@ std::string to_text(const std::vector<QdiscInfo>& qdiscs) {
     for (const auto& q : qdiscs) {
         if (!out.empty()) out += "\n";
         out += "qdisc pfc " + handle_text(q.handle) + " dev " + q.netdev + " rate " +
-               (q.rate_bps != 0 ? format_kbps(q.rate_bps / 1000) : std::string("none")) +
-               " pfc " + format_value(*find_knob("pfc_enable"), q.enable) + " trust " +
+               (q.rate_bps != 0 ? format_kbps(q.rate_bps / 1000) : std::string("none")) + " pfc " +
+               format_value(*find_knob("pfc_enable"), q.enable) + " trust " +
                (q.trust == TC_PFC_TRUST_PCP ? "pcp" : "dscp") + " link " +
                format_kbps(uint64_t{q.link_mbps} * 1000) + " delay " +
-               std::to_string(q.delay_ns / 1000) + "us quanta " + std::to_string(q.quanta) +
-               "\n";
+               std::to_string(q.delay_ns / 1000) + "us quanta " + std::to_string(q.quanta) + "\n";
         out += "  drops " + std::to_string(q.drops) + " pfc_tx_errors " +
                std::to_string(q.pfc_tx_errors) + " pfc_rx_ignored " +
                std::to_string(q.pfc_rx_ignored) + " pfc_rx_malformed " +
@@ -278,8 +286,8 @@ std::string to_text(const std::vector<QdiscInfo>& qdiscs) {
             const auto& d = q.prio.at(p);
             const auto& s = d.stats;
             rows.push_back({"  " + std::to_string(p), (q.enable >> p & 1U) != 0 ? "on" : "off",
-                            std::to_string(d.limit), std::to_string(d.xoff),
-                            std::to_string(d.xon), std::to_string(d.headroom),
+                            std::to_string(d.limit), std::to_string(d.xoff), std::to_string(d.xon),
+                            std::to_string(d.headroom),
                             std::to_string(d.kmin) + "-" + std::to_string(d.kmax) + "/" +
                                 std::to_string(d.pmax) + "%",
                             std::to_string(s.tx_packets), std::to_string(s.backlog),
@@ -288,12 +296,12 @@ std::string to_text(const std::vector<QdiscInfo>& qdiscs) {
                             std::to_string(us(s.pause_tx_duration)), std::to_string(s.pause_rx),
                             std::to_string(us(s.pause_rx_duration))});
         }
-        out += table({"  PRIO", "PFC", "LIMIT", "XOFF", "XON", "HEADROOM", "ECN", "TX_PKTS",
-                      "BACKLOG", "DROPS", "MARKED", "XOFF_TX", "XON_TX", "XOFF_TX_US", "PFC_RX",
-                      "PAUSED_US"},
-                     {false, false, true, true, true, true, true, true, true, true, true, true,
-                      true, true, true, true},
-                     rows);
+        out +=
+            table({"  PRIO", "PFC", "LIMIT", "XOFF", "XON", "HEADROOM", "ECN", "TX_PKTS", "BACKLOG",
+                   "DROPS", "MARKED", "XOFF_TX", "XON_TX", "XOFF_TX_US", "PFC_RX", "PAUSED_US"},
+                  {false, false, true, true, true, true, true, true, true, true, true, true, true,
+                   true, true, true},
+                  rows);
     }
     return out;
 }
@@ -307,8 +315,7 @@ std::vector<QdiscInfo> QdiscClient::show(const std::string& netdev) {
         if (q && (only == 0 || q->ifindex == only)) out.push_back(*q);
     });
     if (err) throw explain_qdisc(*err, msg, netdev);
-    if (only != 0 && out.empty())
-        throw Error(Exit::no_device, "no pfc qdisc on '" + netdev + "'");
+    if (only != 0 && out.empty()) throw Error(Exit::no_device, "no pfc qdisc on '" + netdev + "'");
     return out;
 }
 

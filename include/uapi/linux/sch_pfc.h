@@ -42,7 +42,7 @@ enum tc_pfc_trust {
 enum {
 	TCA_PFC_PRIO_UNSPEC,
 	TCA_PFC_PRIO_ID,	/* u8, 0..7, required */
-	TCA_PFC_PRIO_LIMIT,	/* u32, bytes the queue may hold */
+	TCA_PFC_PRIO_LIMIT,	/* u32, bytes of the shared buffer (headroom apart) */
 	TCA_PFC_PRIO_XOFF,	/* u32, bytes from one ingress port: send XOFF */
 	TCA_PFC_PRIO_XON,	/* u32, bytes from one ingress port: send XON */
 	TCA_PFC_PRIO_HEADROOM,	/* u32, bytes accepted from a port after XOFF */

@@ -61,6 +61,9 @@ struct rxecc_pfc {
 	u64 since[8];			/* ns, start of the current pause */
 	u64 until[8];			/* ns, its end */
 	struct list_head waiters[8];	/* struct rxecc_qp.pfc_node */
+	/* jiffies: until then QPs of the priority ask for an ACK per packet */
+	unsigned long ack_until[8];
+	unsigned long ack_until_any;	/* the latest of them */
 };
 
 /*
@@ -114,14 +117,6 @@ struct rxecc_qp {
 #define RXECC_PFC_RX_PAUSE_DURATION	1	/* us p was paused */
 #define RXECC_PFC_RX_PAUSE_TRANSITION	2	/* times p went running -> paused */
 #define RXECC_PFC_CNT(p, k) (RXECC_CNT_PFC_PRIO + (p) * RXECC_PFC_PRIO_COUNTERS + (k))
-#define RXECC_PFC_NAMES(p) \
-	[RXECC_PFC_CNT(p, RXECC_PFC_RX_PAUSE)].name = "rx_prio" #p "_pause", \
-	[RXECC_PFC_CNT(p, RXECC_PFC_RX_PAUSE_DURATION)].name = "rx_prio" #p "_pause_duration", \
-	[RXECC_PFC_CNT(p, RXECC_PFC_RX_PAUSE_TRANSITION)].name = "rx_prio" #p "_pause_transition"
-#define RXECC_PFC_COUNTER_NAMES \
-	RXECC_PFC_NAMES(0), RXECC_PFC_NAMES(1), RXECC_PFC_NAMES(2), \
-	RXECC_PFC_NAMES(3), RXECC_PFC_NAMES(4), RXECC_PFC_NAMES(5), \
-	RXECC_PFC_NAMES(6), RXECC_PFC_NAMES(7)
 
 /* The RoCEv2 CNP: BTH opcode 0x81 with BECN, then 16 reserved bytes. */
 #define RXECC_OPCODE_CNP	0x81
@@ -221,6 +216,7 @@ void rxecc_pfc_dev_exit(struct rxe_dev *rxe);
 void rxecc_pfc_qp_init(struct rxe_qp *qp);
 void rxecc_pfc_qp_forget(struct rxe_qp *qp);
 bool rxecc_pfc_wait(struct rxe_qp *qp, bool resp);
+bool rxecc_pfc_ack_req(struct rxe_qp *qp);
 
 /* Generic netlink family "rxecc" (rxecc_nl.c). */
 int rxecc_nl_init(void);

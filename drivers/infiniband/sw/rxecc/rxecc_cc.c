@@ -616,11 +616,12 @@ void rxecc_tx_dropped(struct rxe_qp *qp)
  * A paced RC QP asks for an ACK with every packet: rxe otherwise asks only at
  * the end of a message (or every RXE_MAX_PKT_PER_ACK packets), and at a low
  * rate a long message outlasts the transport timeout, which then retransmits
- * data that was only held back by the limiter.
+ * data that was only held back by the limiter. So does a QP whose priority
+ * PFC paused a moment ago (rxecc_pfc_ack_req()).
  */
 bool rxecc_rp_ack_req(struct rxe_qp *qp)
 {
-	return READ_ONCE(qp->cc.rp.active);
+	return READ_ONCE(qp->cc.rp.active) || rxecc_pfc_ack_req(qp);
 }
 
 /* Build and send a CNP to the peer of @qp (its sender of CE-marked data). */

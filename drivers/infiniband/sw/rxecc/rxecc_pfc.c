@@ -23,6 +23,15 @@
 
 #define RXECC_DEFAULT_LINK_MBPS 10000
 
+/*
+ * After an XOFF for a priority, its QPs ask for an ACK with every packet for
+ * this long (as a rate-limited QP does): a paused fabric queues data, and a
+ * whole message in those queues can outlast the transport timeout, whose
+ * timer only an ACK restarts; the retransmission would then send the same
+ * data into the same queues once more.
+ */
+#define RXECC_PFC_ACK_MS	100
+
 /* The port speed quanta and rates are measured at, Mbit/s. */
 u32 rxecc_link_mbps(struct rxe_dev *rxe, const struct rxecc_cc_config *cfg)
 {
@@ -93,10 +102,10 @@ static void rxecc_pfc_apply(struct rxe_dev *rxe, const struct pfc_frame *f)
 	struct rxecc_pfc *pfc = &rxe->cc.pfc;
 	struct rxecc_cc_config *cfg;
 	unsigned long flags;
+	int p, transition;
 	u8 enabled;
 	u32 mbps;
 	u64 now;
-	int p;
 
 	rcu_read_lock();
 	cfg = rcu_dereference(rxe->cc.cfg);
@@ -114,11 +123,16 @@ static void rxecc_pfc_apply(struct rxe_dev *rxe, const struct pfc_frame *f)
 			continue;
 		}
 		rxe_counter_inc(rxe, RXECC_PFC_CNT(p, RXECC_PFC_RX_PAUSE));
+		transition = RXECC_PFC_CNT(p, RXECC_PFC_RX_PAUSE_TRANSITION);
 		if (f->time[p]) {
+			unsigned long ack = jiffies + msecs_to_jiffies(RXECC_PFC_ACK_MS);
+
+			WRITE_ONCE(pfc->ack_until[p], ack);
+			WRITE_ONCE(pfc->ack_until_any, ack);
 			if (!(pfc->paused & BIT(p))) {
 				pfc->paused |= BIT(p);
 				pfc->since[p] = now;
-				rxe_counter_inc(rxe, RXECC_PFC_CNT(p, RXECC_PFC_RX_PAUSE_TRANSITION));
+				rxe_counter_inc(rxe, transition);
 			}
 			pfc->until[p] = now + pfc_quanta_ns(f->time[p], mbps);
 		} else if (pfc->paused & BIT(p)) {
@@ -178,6 +192,9 @@ void rxecc_pfc_dev_init(struct rxe_dev *rxe)
 	int p;
 
 	spin_lock_init(&pfc->lock);
+	pfc->ack_until_any = jiffies;
+	for (p = 0; p < PFC_NUM_PRIO; p++)
+		pfc->ack_until[p] = jiffies;
 	hrtimer_init(&pfc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	pfc->timer.function = rxecc_pfc_timer_fn;
 	for (p = 0; p < PFC_NUM_PRIO; p++)
@@ -206,6 +223,22 @@ void rxecc_pfc_qp_forget(struct rxe_qp *qp)
 	list_del_init(&qp->cc.pfc_node);
 	qp->cc.pfc_wait = 0;
 	spin_unlock_irqrestore(&pfc->lock, flags);
+}
+
+/* True if @qp should ask for an ACK with every packet (RXECC_PFC_ACK_MS). */
+bool rxecc_pfc_ack_req(struct rxe_qp *qp)
+{
+	struct rxe_dev *rxe = to_rdev(qp->ibqp.device);
+	struct rxecc_pfc *pfc = &rxe->cc.pfc;
+	u8 prio;
+
+	if (likely(!time_before(jiffies, READ_ONCE(pfc->ack_until_any))))
+		return false;
+	rcu_read_lock();
+	prio = rxecc_cfg_prio(rcu_dereference(rxe->cc.cfg),
+			      qp->pri_av.grh.traffic_class);
+	rcu_read_unlock();
+	return time_before(jiffies, READ_ONCE(pfc->ack_until[prio]));
 }
 
 /*

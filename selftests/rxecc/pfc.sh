@@ -1,0 +1,395 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# PFC on the one-guest fabric (fabric.sh) with the switch-port qdisc pfc
+# (sch_pfc.ko), configured with `rxecc qdisc`:
+#   - bad qdisc configurations are refused with a message and change nothing;
+#     a good one reads back, tc lists its classes, `tc qdisc del` removes it;
+#   - an endpoint honours PFC: hand-made XOFF frames stop h2's priority 3
+#     while its priority 1 keeps flowing, XON resumes it, counters match;
+#   - 3:1 incast (h2, h3, h4 -> h1) through a rate-limited port, four modes:
+#     no PFC/no DCQCN (drops), PFC (no drop, no retransmission, data verified
+#     by rping -V, PFC frames decoded by tshark), DCQCN only, PFC + DCQCN;
+#   - pause propagation through two switch hops, and a victim flow that shares
+#     the uplink but not the congested port, with PFC only and PFC + DCQCN.
+# The per-mode numbers go to the log and to $LOGDIR/pfc-report.txt.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/fabric.sh"
+need_root
+HERE=$(cd "$(dirname "$0")" && pwd)
+T=$RXECC_TOOL
+DUR=${DUR:-6}
+RATE=${RATE:-50}		# Mbit/s at the congested port
+TCLASS=104			# DSCP 26: priority 3 through the default DSCP map
+P=3
+
+ktap_header
+ktap_plan 10
+
+modules_unload >/dev/null 2>&1
+rxecc_load && pfc_load || { ktap_fail "load rdma_rxecc and sch_pfc"; ktap_finished; }
+for t in tshark python3 rping; do
+	command -v $t >/dev/null || { ktap_fail "$t is installed"; ktap_finished; }
+done
+mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+modprobe rdma_cm
+
+fabric_init
+for i in 1 2 3 4; do
+	fabric_add_host $i || { ktap_fail "fabric host $i"; ktap_finished; }
+done
+# rdma_cm connections (rping) of every host carry DSCP 26 too.
+roce_tos() {
+	local d=/sys/kernel/config/rdma_cm/h$1
+	mkdir -p "$d" && echo $TCLASS > "$d/ports/1/default_roce_tos"
+}
+for i in 1 2 3 4; do roce_tos $i || { ktap_fail "rdma_cm ToS of h$i"; ktap_finished; }; done
+
+cnt() { port_counter "h$1" "$2"; }
+# Packets the kernel dropped because a CPU's receive backlog was full (every
+# namespace shares the guest's CPUs: a veth hands packets to that backlog).
+softnet_drops() {
+	local s=0 d
+	while read -r _ d _; do s=$((s + 16#$d)); done </proc/net/softnet_stat
+	echo $s
+}
+declare -A C0
+snap() { local k; for k in "$@"; do C0[$k]=$(cnt ${k%%:*} ${k#*:}); done; }
+delta() { echo $(($(cnt ${1%%:*} ${1#*:}) - C0[$1])); }
+
+# qstat SWITCH PORT KEY [PRIO]: a value of `rxecc -j qdisc show` (per
+# priority if PRIO is given).
+qstat() {
+	fabric_sw_in "$1" "$T" -j qdisc show dev "$2" | python3 -c '
+import json, sys
+q = json.load(sys.stdin)[0]
+print(q["prio"][int(sys.argv[2])][sys.argv[1]] if len(sys.argv) > 2 else q[sys.argv[1]])' "$3" ${4:-}
+}
+
+# ---- configuration ---------------------------------------------------------
+bad_config() {
+	local out rc ok=0 before after
+	check() {	# EXPECTED-TEXT ARGS...: refused with exit 6 and a message containing it
+		local want=$1
+		shift
+		out=$(fabric_sw "$T" qdisc "$@" 2>&1)
+		rc=$?
+		echo "rxecc qdisc $*: exit $rc: $out"
+		[ $rc -eq 6 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && [[ $out == *"$want"* ]] || ok=1
+	}
+	check "xon 100000 above xoff 50000" add dev swp1 xoff 50KB xon 100KB
+	check "xoff 65536 above limit 50000" add dev swp1 limit 50KB
+	check "headroom 163840 below" add dev swp1 pfc all delay 10ms
+	check "kmin 60000 above kmax 20000" add dev swp1 kmin 60KB kmax 20KB
+	fabric_sw "$T" qdisc show dev swp1 >/dev/null 2>&1
+	[ $? -eq 3 ] || { echo "a refused add left a qdisc behind"; ok=1; }
+	fabric_sw "$T" qdisc add dev swp1 rate 100 pfc 0x08 || return 1
+	before=$(fabric_sw "$T" -j qdisc show dev swp1 | python3 -c 'import json,sys; q=json.load(sys.stdin)[0]; [p.pop(k) for p in q["prio"] for k in list(p) if k not in ("limit","xoff","xon","headroom","kmin","kmax","pmax")]; print(json.dumps(q, sort_keys=True))')
+	check "prio 3: xon 40000 above xoff" change dev swp1 prio 3 xon 40KB xoff 30KB
+	check "quanta" change dev swp1 quanta 0
+	after=$(fabric_sw "$T" -j qdisc show dev swp1 | python3 -c 'import json,sys; q=json.load(sys.stdin)[0]; [p.pop(k) for p in q["prio"] for k in list(p) if k not in ("limit","xoff","xon","headroom","kmin","kmax","pmax")]; print(json.dumps(q, sort_keys=True))')
+	[ "$before" = "$after" ] || { echo "a refused change changed the qdisc"; ok=1; }
+	return $ok
+}
+ktap_result "qdisc: bad configurations are refused (exit 6, one line naming the problem) and change nothing" bad_config
+
+good_config() {
+	fabric_sw "$T" qdisc change dev swp1 rate 75 pfc 0,0,0,1,1,0,0,0 trust dscp link 1gbit \
+		delay 50us quanta 1000 limit 512KiB prio 3 xoff 30000 xon 10000 headroom 60KB \
+		kmin 5KB kmax 40KB pmax 50% || return 1
+	fabric_sw "$T" qdisc show dev swp1
+	local v
+	for v in "rate_bps 75000000" "pfc_enable 24" "link_mbps 1000" "delay_ns 50000" "quanta 1000" \
+		"limit 524288 3" "xoff 30000 3" "xon 10000 3" "headroom 60000 3" "kmin 5000 3" \
+		"kmax 40000 3" "pmax 50 3" "limit 524288 0" "xoff 65536 0"; do
+		set -- $v
+		[ "$(qstat sw swp1 "$1" ${3:-})" = "$2" ] || { echo "$1${3:+ of prio $3}: $(qstat sw swp1 "$1" ${3:-}), want $2"; return 1; }
+	done
+	[ "$(fabric_sw tc -s class show dev swp1 | grep -c '^class pfc')" -eq 8 ] || return 1
+	fabric_sw tc qdisc del dev swp1 root || return 1
+	fabric_sw tc qdisc show dev swp1 | grep -q 'qdisc pfc' && return 1
+	fabric_sw "$T" qdisc show dev swp1 2>&1
+	[ $? -eq 3 ]
+}
+ktap_result "qdisc: every setting reads back, tc lists 8 classes, tc qdisc del removes it" good_config
+
+# ---- the endpoint honours PFC ----------------------------------------------
+# h2 sends to h1 on priority 3 (DSCP 26) and priority 1 (DSCP 8) at once; a
+# script in the switch sends XOFF for priority 3 out of swp2 every 5 ms for a
+# second (33.5 ms pause each at h2's 1 Gbit/s link speed), then XON.
+tclass_of() { if [ "$1" = 3 ]; then echo $TCLASS; else echo 32; fi; }	# DSCP 26 / 8
+endpoint_pause() {
+	local pids=() cap i rc=0 frames
+	fabric_dcqcn 2 set pfc_enable 0x08 link_speed 1gbit rp_enable none np_enable none || return 1
+	snap 2:rx_prio3_pause 2:rx_prio1_pause 2:rx_prio3_pause_duration 2:tx_pfc_deferred 2:rx_pfc_ignored
+	for i in 3 1; do
+		fabric_in 1 timeout 120 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -D 6 \
+			-p $((18710 + i)) --tclass=$(tclass_of $i) >"$LOGDIR/ep.s$i.log" 2>&1 &
+		pids+=($!)
+	done
+	wait_for 15 bash -c "[ \$(ip netns exec $(fabric_ns 1) ss -Hltn | wc -l) -ge 2 ]"
+	fabric_sw timeout 60 dumpcap -q -i swp2 -s 96 -w "$LOGDIR/ep.swp2.pcap" >/dev/null 2>&1 &
+	cap=$!
+	sleep 2
+	for i in 3 1; do
+		client_run "$LOGDIR/ep.c$i.log" ip netns exec "$(fabric_ns 2)" ib_write_bw -d h2 \
+			-x "$(fabric_gid 2)" -F -s 4096 -D 6 -p $((18710 + i)) --tclass=$(tclass_of $i) \
+			"$(fabric_ip 1)" >/dev/null &
+		pids+=($!)
+	done
+	sleep 2.5
+	fabric_sw python3 "$HERE/pfc_inject.py" swp2 --prio $P --period 0.005 --duration 1.0 \
+		>"$LOGDIR/ep.inject.json" || rc=1
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	sleep 1
+	capture_stop "$LOGDIR/ep.swp2.pcap"; wait $cap 2>/dev/null
+	cat "$LOGDIR/ep.inject.json"
+	frames=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["frames"])' "$LOGDIR/ep.inject.json")
+	python3 "$HERE/pfc_check.py" pause "$LOGDIR/ep.swp2.pcap" "$LOGDIR/ep.inject.json" \
+		"$(fabric_ip 2)" 26 8 || rc=1
+	echo "h2: rx_prio3_pause +$(delta 2:rx_prio3_pause) (frames sent $frames)," \
+		"rx_prio1_pause +$(delta 2:rx_prio1_pause), rx_prio3_pause_duration" \
+		"+$(delta 2:rx_prio3_pause_duration) us, tx_pfc_deferred +$(delta 2:tx_pfc_deferred)"
+	[ "$(delta 2:rx_prio3_pause)" -eq "$frames" ] && [ "$(delta 2:rx_prio1_pause)" -eq 0 ] &&
+		[ "$(delta 2:tx_pfc_deferred)" -gt 0 ] &&
+		python3 - "$(delta 2:rx_prio3_pause_duration)" "$LOGDIR/ep.inject.json" <<-'EOF' || rc=1
+			import json, sys
+			d = int(sys.argv[1]) / 1e6
+			inj = json.load(open(sys.argv[2]))
+			want = inj["xon_at"] - inj["first_at"]
+			print(f"paused {d:.3f} s, frames sent over {want:.3f} s")
+			sys.exit(0 if abs(d - want) < 0.25 * want else 1)
+		EOF
+	[ $rc -eq 0 ] && [ "$(delta 2:rx_prio3_pause)" -eq "$frames" ] &&
+		[ "$(delta 2:rx_prio1_pause)" -eq 0 ] && [ "$(delta 2:tx_pfc_deferred)" -gt 0 ]
+}
+ktap_result "endpoint: PFC stops h2's priority 3 for the pause while priority 1 flows; XON resumes it; counters match the frames" endpoint_pause
+fabric_dcqcn 2 set link_speed auto
+
+# ---- 3:1 incast, four modes ------------------------------------------------
+SENDERS="2 3 4"
+# Pause frames are timed at 1 Gbit/s on every port and host (65535 quanta =
+# 33.5 ms, refreshed every 16.8 ms): at the 10 Gbit/s veth reports (3.4 ms)
+# a refresh that waits behind a full receive backlog of this emulated CPU
+# can come after the pause it renews has lapsed.
+LINK="link 1gbit"
+QUEUE="$LINK limit 256KiB xoff 24KiB xon 12KiB headroom 160KiB"
+MARK="kmin 10KB kmax 40KB pmax 20"
+INCAST_COUNTERS="2:completer_retry_err 3:completer_retry_err 4:completer_retry_err 1:duplicate_request \
+2:rx_prio3_pause 3:rx_prio3_pause 4:rx_prio3_pause 2:rx_prio3_pause_duration 3:rx_prio3_pause_duration \
+4:rx_prio3_pause_duration 2:rp_cnp_handled 3:rp_cnp_handled 4:rp_cnp_handled 1:np_cnp_sent"
+# The transport timeout of the incast QPs: 4.096 us * 2^18 = 1.07 s, not
+# perftest's 67 ms. A lossless fabric holds packets in paused queues for
+# longer than 67 ms (three senders' windows behind a 50 Mbit/s port, pauses
+# propagated over two hops); a timeout there resends data that was only
+# waiting, into the same queues. Losses (no PFC) are recovered by NAKs.
+QP_TIMEOUT=18
+REPORT=$LOGDIR/pfc-report.txt
+: >"$REPORT"
+
+# mode_set PFC DCQCN (on|off each): the switch port towards h1 and the hosts.
+mode_set() {
+	local pfc=none mark="kmax 0" en=none
+	[ "$1" = on ] && pfc=0x08
+	[ "$2" = on ] && mark=$MARK en=all
+	fabric_sw "$T" qdisc replace dev swp1 rate $RATE pfc $pfc $QUEUE $mark || return 1
+	fabric_dcqcn_all profile lab && fabric_dcqcn_all set ecn ect0 rp_enable $en np_enable $en \
+		pfc_enable $pfc link_speed 1gbit
+}
+
+# incast NAME [VERIFY]: h2, h3, h4 write to h1 for DUR seconds (ib_write_bw,
+# 64 KiB messages, DSCP 26); with VERIFY each also runs rping -V to h1 at
+# the same time. Writes the mode's line of the report.
+incast() {
+	local name=$1 verify=${2:-} i pids=() rc=0 caps=() cap sn
+	snap $INCAST_COUNTERS
+	sn=$(softnet_drops)
+	fabric_sw tc qdisc del dev swp1 root 2>/dev/null
+	mode_set "${name%%+*}" "${name##*+}" || return 1
+	fabric_sw timeout 100 dumpcap -q -P -i swp1 -s 80 -w "$LOGDIR/$name.swp1.pcap" >/dev/null 2>&1 &
+	cap=$!
+	for i in $SENDERS; do
+		fabric_in 1 timeout 120 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -D $DUR \
+			-p $((18700 + i)) --tclass=$TCLASS -u $QP_TIMEOUT >"$LOGDIR/$name.s$i.log" 2>&1 &
+		pids+=($!)
+	done
+	if [ -n "$verify" ]; then
+		fabric_in 1 timeout 120 rping -s -a "$(fabric_ip 1)" -p 18799 -P >"$LOGDIR/$name.rping-s.log" 2>&1 &
+		RPING_SERVER=$!
+		for i in $SENDERS; do
+			fabric_in $i timeout 60 dumpcap -q -i eth0 -f 'ether proto 0x8808' \
+				-w "$LOGDIR/$name.h$i.pcap" >/dev/null 2>&1 &
+			caps+=($!)
+		done
+	fi
+	wait_for 15 bash -c "[ \$(ip netns exec $(fabric_ns 1) ss -Hltn | wc -l) -ge 3 ]"
+	if [ -n "$verify" ]; then
+		# Connected before the load starts, verifying data all through it.
+		for i in $SENDERS; do
+			fabric_in $i timeout 100 rping -c -V -a "$(fabric_ip 1)" -p 18799 -C 2000 -S 8192 \
+				>"$LOGDIR/$name.rping$i.log" 2>&1 &
+			pids+=($!)
+		done
+	fi
+	sleep 1
+	for i in $SENDERS; do
+		client_run "$LOGDIR/$name.c$i.log" ip netns exec "$(fabric_ns $i)" ib_write_bw -d "h$i" \
+			-x "$(fabric_gid $i)" -F -s 65536 -D $DUR -p $((18700 + i)) --tclass=$TCLASS -u $QP_TIMEOUT \
+			"$(fabric_ip 1)" >/dev/null &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || { echo "$name: a transfer failed (pid $i)"; rc=1; }; done
+	if [ -n "$verify" ]; then
+		kill "$RPING_SERVER" 2>/dev/null; wait "$RPING_SERVER" 2>/dev/null
+	fi
+	sleep 1
+	for i in $SENDERS; do [ -z "$verify" ] || capture_stop "$LOGDIR/$name.h$i.pcap"; done
+	capture_stop "$LOGDIR/$name.swp1.pcap"
+	wait "${caps[@]}" $cap 2>/dev/null
+	fabric_sw "$T" -j qdisc show dev swp1 >"$LOGDIR/$name.qdisc.json"
+	fabric_sw "$T" qdisc show dev swp1
+	local k
+	for k in $INCAST_COUNTERS; do echo "$name: h${k%%:*} ${k#*:} +$(delta "$k")"; done >"$LOGDIR/$name.counters"
+	BACKLOG_DROPS=$(($(softnet_drops) - sn))
+	python3 "$HERE/pfc_check.py" report "$name" "$LOGDIR" "$LOGDIR/$name.swp1.pcap:$(fabric_ip 1)" |
+		sed "s/\$/; receive backlog drops $BACKLOG_DROPS/" | tee -a "$REPORT"
+	return $rc
+}
+drops() { python3 -c 'import json,sys; print(sum(p["drops"] for p in json.load(open(sys.argv[1]))[0]["prio"]))' "$LOGDIR/$1.qdisc.json"; }
+pfc_frames() { python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))[0]["prio"][3]; print(p["pause_tx"] + p["xon_tx"])' "$LOGDIR/$1.qdisc.json"; }
+retries() { echo $(($(delta 2:completer_retry_err) + $(delta 3:completer_retry_err) + $(delta 4:completer_retry_err))); }
+
+no_pfc() {
+	incast off+off || return 1
+	echo "switch drops $(drops off+off), sender retransmissions $(retries)"
+	[ "$(drops off+off)" -gt 0 ] && [ "$(retries)" -gt 0 ]
+}
+ktap_result "3:1 incast, no PFC, no DCQCN: the switch drops packets and senders retransmit (counted)" no_pfc
+
+pfc_only() {
+	incast on+off verify || return 1
+	local i
+	for i in $SENDERS; do
+		grep -q 'client DISCONNECT EVENT' "$LOGDIR/on+off.rping$i.log" || { echo "h$i: rping did not finish"; return 1; }
+	done
+	echo "switch drops $(drops on+off), receive backlog drops $BACKLOG_DROPS, PFC frames" \
+		"$(pfc_frames on+off), sender retransmissions $(retries)"
+	[ "$(drops on+off)" -eq 0 ] && [ "$BACKLOG_DROPS" -eq 0 ] && [ "$(pfc_frames on+off)" -gt 0 ] &&
+		[ "$(retries)" -eq 0 ] &&
+		[ "$(delta 2:rx_prio3_pause)" -gt 0 ] && [ "$(delta 3:rx_prio3_pause)" -gt 0 ] &&
+		[ "$(delta 4:rx_prio3_pause)" -gt 0 ]
+}
+ktap_result "3:1 incast, PFC: nothing dropped or retransmitted, every sender paused, every transfer completes, rping -V verifies its data" pfc_only
+
+decoded() {
+	python3 "$HERE/pfc_check.py" frames "$LOGDIR/on+off.qdisc.json" $P 65535 \
+		"$LOGDIR"/on+off.h{2,3,4}.pcap
+}
+ktap_result "tshark decodes the switch's PFC frames: class-enable vector 0x0008, quanta 65535 (XOFF) or 0 (XON), as many as the qdisc counted" decoded
+
+dcqcn_only() {
+	incast off+on || return 1
+	echo "switch drops $(drops off+on), CNPs sent by h1 +$(delta 1:np_cnp_sent)"
+	[ "$(delta 1:np_cnp_sent)" -gt 0 ] && [ "$(delta 2:rp_cnp_handled)" -gt 0 ]
+}
+ktap_result "3:1 incast, DCQCN only: every transfer completes, CNPs sent and handled" dcqcn_only
+
+pfc_dcqcn() {
+	incast on+on || return 1
+	echo "switch drops $(drops on+on), receive backlog drops $BACKLOG_DROPS, retransmissions" \
+		"$(retries); PFC frames: PFC only $(pfc_frames on+off), PFC + DCQCN $(pfc_frames on+on)"
+	[ "$(drops on+on)" -eq 0 ] && [ "$BACKLOG_DROPS" -eq 0 ] && [ "$(retries)" -eq 0 ] &&
+		[ "$(delta 1:np_cnp_sent)" -gt 0 ]
+}
+ktap_result "3:1 incast, PFC + DCQCN: nothing dropped or retransmitted, every transfer completes, CNPs sent" pfc_dcqcn
+ktap_diag "$(cat "$REPORT")"
+
+# ---- two hops, a victim ----------------------------------------------------
+# h2, h3 -> h5 (congested port sw2:swp5) and the victim h4 -> h6 (sw2:swp6,
+# not congested) all cross the uplink sw:to-sw2 -> sw2.
+fabric_sw tc qdisc del dev swp1 root 2>/dev/null
+fabric_add_switch sw2
+for i in 5 6; do
+	fabric_add_host $i rxecc sw2 || { ktap_fail "fabric host $i"; ktap_finished; }
+	roce_tos $i
+done
+fabric_uplink sw sw2 || { ktap_fail "uplink between the switches"; ktap_finished; }
+HOP_COUNTERS="2:rx_prio3_pause 3:rx_prio3_pause 4:rx_prio3_pause 2:completer_retry_err \
+3:completer_retry_err 4:completer_retry_err 5:np_cnp_sent"
+
+# hops NAME DCQCN: the three flows for DUR seconds; the victim's goodput.
+hops() {
+	local name=$1 en=none mark="kmax 0" pids=() rc=0 pair src dst caps=() i
+	[ "$2" = on ] && en=all mark=$MARK
+	snap $HOP_COUNTERS
+	for s in "sw2 swp5 rate $RATE" "sw2 swp6" "sw to-sw2 rate $((RATE * 3))"; do
+		set -- $s
+		fabric_sw_in "$1" tc qdisc del dev "$2" root 2>/dev/null
+		fabric_sw_in "$1" "$T" qdisc add dev "$2" "${@:3}" pfc 0x08 $QUEUE \
+			$([ "$2" = swp5 ] && echo "$mark" || echo "kmax 0") || return 1
+	done
+	fabric_dcqcn_all profile lab && fabric_dcqcn_all set ecn ect0 rp_enable $en np_enable $en \
+		pfc_enable 0x08 link_speed 1gbit || return 1
+	for pair in 2:5 3:5 4:6; do
+		src=${pair%:*} dst=${pair#*:}
+		fabric_in $dst timeout 120 ib_write_bw -d h$dst -x "$(fabric_gid $dst)" -F -s 65536 \
+			-D $DUR -p $((18720 + src)) --tclass=$TCLASS -u $QP_TIMEOUT >"$LOGDIR/$name.s$src.log" 2>&1 &
+		pids+=($!)
+	done
+	wait_for 15 bash -c "[ \$(ip netns exec $(fabric_ns 5) ss -Hltn | wc -l) -ge 2 ] && [ \$(ip netns exec $(fabric_ns 6) ss -Hltn | wc -l) -ge 1 ]"
+	for i in 5 6; do
+		fabric_sw_in sw2 timeout 100 dumpcap -q -P -i swp$i -s 80 -w "$LOGDIR/$name.swp$i.pcap" \
+			>/dev/null 2>&1 &
+		caps+=($!)
+	done
+	sleep 1
+	for pair in 2:5 3:5 4:6; do
+		src=${pair%:*} dst=${pair#*:}
+		client_run "$LOGDIR/$name.c$src.log" ip netns exec "$(fabric_ns $src)" ib_write_bw \
+			-d h$src -x "$(fabric_gid $src)" -F -s 65536 -D $DUR -p $((18720 + src)) \
+			--tclass=$TCLASS -u $QP_TIMEOUT "$(fabric_ip $dst)" >/dev/null &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	sleep 1
+	for i in 5 6; do capture_stop "$LOGDIR/$name.swp$i.pcap"; done
+	wait "${caps[@]}" 2>/dev/null
+	fabric_sw_in sw2 "$T" -j qdisc show dev swp5 >"$LOGDIR/$name.swp5.json"
+	fabric_sw_in sw "$T" -j qdisc show dev to-sw2 >"$LOGDIR/$name.uplink.json"
+	fabric_sw_in sw2 "$T" qdisc show dev swp5
+	fabric_sw_in sw "$T" qdisc show dev to-sw2
+	python3 "$HERE/pfc_check.py" report "$name" "$LOGDIR" "$LOGDIR/$name.swp5.pcap:$(fabric_ip 5)" |
+		tee -a "$REPORT"
+	return $rc
+}
+j() { python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))[0]["prio"]; print(p[3][sys.argv[2]] if sys.argv[2] != "drops" else sum(x["drops"] for x in p))' "$LOGDIR/$1.json" "$2"; }
+
+two_hops() {
+	hops hop-pfc off || return 1
+	echo "sw2:swp5 XOFF sent $(j hop-pfc.swp5 pause_tx); uplink sw:to-sw2 PFC received" \
+		"$(j hop-pfc.uplink pause_rx), paused $(j hop-pfc.uplink pause_rx_duration_us) us," \
+		"XOFF sent $(j hop-pfc.uplink pause_tx); h2/h3/h4 rx_prio3_pause +$(delta 2:rx_prio3_pause)" \
+		"+$(delta 3:rx_prio3_pause) +$(delta 4:rx_prio3_pause); drops $(j hop-pfc.swp5 drops)" \
+		"$(j hop-pfc.uplink drops)"
+	[ "$(j hop-pfc.swp5 pause_tx)" -gt 0 ] && [ "$(j hop-pfc.uplink pause_rx)" -gt 0 ] &&
+		[ "$(j hop-pfc.uplink pause_rx_duration_us)" -gt 0 ] &&
+		[ "$(j hop-pfc.uplink pause_tx)" -gt 0 ] && [ "$(delta 2:rx_prio3_pause)" -gt 0 ] &&
+		[ "$(delta 3:rx_prio3_pause)" -gt 0 ] && [ "$(j hop-pfc.swp5 drops)" -eq 0 ] &&
+		[ "$(j hop-pfc.uplink drops)" -eq 0 ]
+}
+ktap_result "pause propagates through two switch hops: congested port -> uplink paused -> senders paused, no drop" two_hops
+VICTIM_PAUSES=$(delta 4:rx_prio3_pause)
+
+victim() {
+	hops hop-pfc-dcqcn on || return 1
+	local a b
+	a=$(python3 "$HERE/pfc_check.py" goodput h4 "$LOGDIR/hop-pfc.swp6.pcap:$(fabric_ip 6)")
+	b=$(python3 "$HERE/pfc_check.py" goodput h4 "$LOGDIR/hop-pfc-dcqcn.swp6.pcap:$(fabric_ip 6)")
+	echo "victim h4 -> h6: PFC only $a Mbit/s (paused by $VICTIM_PAUSES PFC frames)," \
+		"PFC + DCQCN $b Mbit/s (paused by $(delta 4:rx_prio3_pause) PFC frames)" | tee -a "$REPORT"
+	[ "$VICTIM_PAUSES" -gt 0 ] && [ "$(j hop-pfc-dcqcn.swp5 drops)" -eq 0 ]
+}
+ktap_result "victim flow sharing the uplink: paused by PFC (head-of-line blocking); goodput with PFC only and PFC + DCQCN reported" victim
+
+fabric_destroy
+modules_unload
+ktap_finished

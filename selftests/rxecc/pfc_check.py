@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Checks and the report of pfc.sh, from tshark's reading of the captures,
+the qdisc's statistics (`rxecc -j qdisc show`) and perftest's logs.
+
+  pause PCAP INJECT_JSON SRC_IP DSCP_PAUSED DSCP_OTHER
+      the sender's packets of DSCP_PAUSED stop while it is paused (from 20 ms
+      after the first XOFF until the XON) and flow before and after; those
+      of DSCP_OTHER flow during the pause
+  frames QDISC_JSON PRIO QUANTA PCAP...
+      every captured PFC frame enables exactly PRIO with QUANTA (XOFF) or 0
+      (XON), is addressed to 01:80:c2:00:00:01, has no expert warning, and
+      there are as many as the qdisc counted
+  report NAME LOGDIR PCAP:DST...
+      one line: goodput of the flows to DST in each capture, per-flow shares,
+      Jain index, drops, PFC frames, time paused, retransmissions, CNPs
+  goodput HOST PCAP:DST...
+      the goodput of sender HOST (h4) in Mbit/s
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+MBPS_PER_MBS = 8 * 1048576 / 1e6   # perftest's MB/sec is 2^20 bytes
+
+
+def tshark(pcap, display, fields):
+    cmd = ["tshark", "-n", "-r", pcap, "-Y", display, "-T", "fields"]
+    for f in fields:
+        cmd += ["-e", f]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return [line.split("\t") for line in out.splitlines() if line]
+
+
+def pause(pcap, inject_json, src, dscp_paused, dscp_other):
+    inj = json.load(open(inject_json))
+    rows = tshark(pcap, f"ip.src == {src} && udp.dstport == 4791",
+                  ["frame.time_epoch", "ip.dsfield.dscp"])
+    pkts = [(float(t), int(d)) for t, d in rows]
+    start, end = inj["first_at"] + 0.02, inj["xon_at"]
+
+    def count(dscp, lo, hi):
+        return sum(1 for t, d in pkts if d == dscp and lo <= t < hi)
+    before = count(int(dscp_paused), inj["first_at"] - 1.0, inj["first_at"])
+    during = count(int(dscp_paused), start, end)
+    other = count(int(dscp_other), start, end)
+    after = count(int(dscp_paused), end + 0.05, end + 1.0)
+    print(f"DSCP {dscp_paused}: {before} packets in the second before the pause, {during} "
+          f"during it ({end - start:.3f} s), {after} in the second after the XON; "
+          f"DSCP {dscp_other} during the pause: {other}")
+    return 0 if before > 0 and during == 0 and other > 0 and after > 0 else 1
+
+
+def frames(qdisc_json, prio, quanta, pcaps):
+    prio, quanta = int(prio), int(quanta)
+    q = json.load(open(qdisc_json))[0]["prio"][prio]
+    want = q["pause_tx"] + q["xon_tx"]
+    fields = ["eth.dst", "macc.cbfc.enbv"] + [f"macc.cbfc.pause_time.c{p}" for p in range(8)]
+    n = xoff = xon = bad = 0
+    for pcap in pcaps:
+        for r in tshark(pcap, "macc.opcode == 0x0101", fields):
+            n += 1
+            times = [int(x) for x in r[2:]]
+            others = [t for p, t in enumerate(times) if p != prio]
+            if (r[0] != "01:80:c2:00:00:01" or int(r[1], 16) != 1 << prio or any(others)
+                    or times[prio] not in (0, quanta)):
+                bad += 1
+                if bad <= 3:
+                    print("unexpected frame:", r)
+            elif times[prio]:
+                xoff += 1
+            else:
+                xon += 1
+        expert = tshark(pcap, "macc && _ws.expert", ["frame.number"])
+        if expert:
+            print(f"{pcap}: {len(expert)} PFC frames with expert warnings")
+            bad += len(expert)
+    print(f"captured {n} PFC frames ({xoff} XOFF, {xon} XON, {bad} unexpected); "
+          f"the qdisc sent {q['pause_tx']} XOFF and {q['xon_tx']} XON")
+    return 0 if n > 0 and bad == 0 and xoff == q["pause_tx"] and xon == q["xon_tx"] else 1
+
+
+def flows_mbps(specs):
+    """Goodput per sender (h<N>, Mbit/s) from captures at switch ports: each
+    spec is PCAP:DST, the data packets to DST counted once per PSN
+    (ci/incast_report.py)."""
+    sys.path.insert(0, os.path.join(os.environ.get("RXECC_TOP", "."), "ci"))
+    from incast_report import goodput  # pylint: disable=import-outside-toplevel
+    out = {}
+    for spec in specs:
+        pcap, dst = spec.rsplit(":", 1)
+        flows, _ = goodput(pcap, dst)
+        for src, bps in flows.items():
+            out["h" + src.split(".")[2]] = bps / 1e6
+    return out
+
+
+def counters(logdir, name):
+    out = {}
+    path = os.path.join(logdir, f"{name}.counters")
+    if os.path.exists(path):
+        for line in open(path):
+            m = re.match(r"\S+: h(\d+) (\S+) \+(-?\d+)", line)
+            if m:
+                out[(int(m.group(1)), m.group(2))] = int(m.group(3))
+    return out
+
+
+def report(name, logdir, specs):
+    flows = flows_mbps(specs)
+    total = sum(flows.values())
+    jain = total ** 2 / (len(flows) * sum(v * v for v in flows.values())) if total else 0.0
+    qpath = next((os.path.join(logdir, f"{name}.{s}.json") for s in ("qdisc", "swp5")
+                  if os.path.exists(os.path.join(logdir, f"{name}.{s}.json"))), None)
+    line = f"{name}: goodput {total:.1f} Mbit/s"
+    if qpath:
+        q = json.load(open(qpath))[0]
+        p3 = q["prio"][3]
+        if q["rate_bps"]:
+            line += f" ({100 * total / (q['rate_bps'] / 1e6):.0f}% of {q['rate_bps'] / 1e6:.0f})"
+        line += ("; flows " + " ".join(f"{h} {v:.1f} ({100 * v / total if total else 0:.0f}%)"
+                                       for h, v in sorted(flows.items())))
+        line += (f"; Jain {jain:.3f}; switch drops {sum(p['drops'] for p in q['prio'])}"
+                 f", ECN marks {p3['ecn_marked']}; PFC frames {p3['pause_tx']} XOFF + "
+                 f"{p3['xon_tx']} XON, ports held in XOFF {p3['pause_tx_duration_us'] / 1000:.0f} ms")
+    c = counters(logdir, name)
+    if c:
+        paused = sum(v for (h, k), v in c.items() if k == "rx_prio3_pause_duration")
+        retx = sum(v for (h, k), v in c.items() if k == "completer_retry_err")
+        cnps = sum(v for (h, k), v in c.items() if k == "rp_cnp_handled")
+        line += (f"; senders paused {paused / 1000:.0f} ms in all; retransmissions {retx}; "
+                 f"CNPs handled {cnps}")
+    print(line)
+    return 0
+
+
+def main():
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "pause":
+        return pause(*args)
+    if cmd == "frames":
+        return frames(args[0], args[1], args[2], args[3:])
+    if cmd == "report":
+        return report(args[0], args[1], args[2:])
+    if cmd == "goodput":
+        print(f"{flows_mbps(args[1:]).get(args[0], 0.0):.1f}")
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Send IEEE 802.1Qbb PFC frames out of an interface (AF_PACKET): XOFF for
+one priority every PERIOD seconds for DURATION seconds, then one XON.
+Prints JSON: frames sent, and the wall-clock times (as pcap timestamps) of
+the first XOFF, the last XOFF and the XON."""
+import argparse
+import json
+import socket
+import struct
+import time
+
+PFC_DA = bytes.fromhex("0180c2000001")
+
+
+def frame(src: bytes, prio: int, quanta: int) -> bytes:
+    times = [0] * 8
+    times[prio] = quanta
+    body = struct.pack("!HHH8H", 0x8808, 0x0101, 1 << prio, *times)
+    return (PFC_DA + src + body).ljust(60, b"\0")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("iface")
+    ap.add_argument("--prio", type=int, default=3)
+    ap.add_argument("--quanta", type=int, default=0xFFFF)
+    ap.add_argument("--period", type=float, default=0.005)
+    ap.add_argument("--duration", type=float, default=1.0)
+    a = ap.parse_args()
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((a.iface, 0))
+    src = s.getsockname()[4][:6]
+    xoff = frame(src, a.prio, a.quanta)
+    n = 0
+    first = time.time()
+    last = first
+    while time.time() - first < a.duration:
+        last = time.time()
+        s.send(xoff)
+        n += 1
+        time.sleep(a.period)
+    xon_at = time.time()
+    s.send(frame(src, a.prio, 0))
+    print(json.dumps({"frames": n + 1, "xoff": n, "first_at": first, "last_at": last,
+                      "xon_at": xon_at}))
+
+
+if __name__ == "__main__":
+    main()

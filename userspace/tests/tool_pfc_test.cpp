@@ -1,0 +1,269 @@
+// The tool's PFC side without a kernel: the device's priority and PFC knobs,
+// the DSCP map, and `rxecc qdisc` (command line, rtnetlink requests,
+// decoding of the qdisc's dump, error mapping, output).
+#include <gtest/gtest.h>
+#include <linux/gen_stats.h>
+#include <linux/genetlink.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <linux/sch_pfc.h>
+#include <rdma/rxecc_netlink.h>
+
+#include <cerrno>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "client.hpp"
+#include "errors.hpp"
+#include "params.hpp"
+#include "qdisc.hpp"
+
+namespace rxecc::tool {
+namespace {
+
+Exit code_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.code();
+    }
+    return Exit::ok;
+}
+
+Command parse(std::vector<std::string> args) { return parse_command(args); }
+
+uint32_t offset_of(const nl::Message& m, const nlattr* a) {
+    return static_cast<uint32_t>(
+        reinterpret_cast<const uint8_t*>(a) -           // NOLINT(*-reinterpret-cast)
+        reinterpret_cast<const uint8_t*>(m.header()));  // NOLINT
+}
+
+TEST(ToolPfcValues, MasksPrioritiesAndSpeeds) {
+    const Knob* pfc = find_knob("pfc_enable");
+    const Knob* prio = find_knob("roce_prio");
+    const Knob* speed = find_knob("link_speed");
+    ASSERT_TRUE(pfc != nullptr && prio != nullptr && speed != nullptr);
+    // mlnx_qos's eight flags, priority 0 first.
+    EXPECT_EQ(parse_value(*pfc, "0,0,0,1,0,0,0,0"), 0x08U);
+    EXPECT_EQ(parse_value(*pfc, "1,1,1,1,1,1,1,1"), 0xffU);
+    EXPECT_EQ(parse_value(*pfc, "0x18"), 0x18U);
+    EXPECT_EQ(code_of([&] { (void)parse_value(*pfc, "0,0,0,2,0,0,0,0"); }), Exit::bad_value);
+    EXPECT_EQ(code_of([&] { (void)parse_value(*pfc, "0,0,0,1,0,0,0,0,"); }), Exit::bad_value);
+    EXPECT_EQ(parse_value(*prio, "dscp"), 8U);
+    EXPECT_EQ(parse_value(*prio, "3"), 3U);
+    EXPECT_EQ(code_of([&] { (void)parse_value(*prio, "8"); }), Exit::bad_value);
+    EXPECT_EQ(format_value(*prio, 8), "dscp");
+    EXPECT_EQ(parse_value(*speed, "auto"), 0U);
+    EXPECT_EQ(parse_value(*speed, "25gbit"), 25000U);
+    EXPECT_EQ(format_value(*speed, 0), "auto");
+}
+
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
+TEST(ToolPfcRequest, DeviceKnobsAndDscpMap) {
+    auto c = parse({"dcqcn", "set", "dev", "r0", "pfc_enable", "0x08", "roce_prio", "3",
+                    "link_speed", "1gbit", "dscp2prio", "26:5,0:1"});
+    ASSERT_EQ(c.dscp2prio.size(), 2U);
+    std::vector<uint8_t> base(kDscpCount, 7);
+    auto msg = set_request(42, c, base);
+    auto tb = nl::parse(msg.header(), sizeof(genlmsghdr), RXECC_ATTR_MAX);
+    ASSERT_NE(tb[RXECC_ATTR_PFC_ENABLE], nullptr);
+    EXPECT_EQ(nl::get_u8(tb[RXECC_ATTR_PFC_ENABLE]), 0x08);
+    EXPECT_EQ(nl::get_u8(tb[RXECC_ATTR_ROCE_PRIO]), 3);
+    EXPECT_EQ(nl::get_u32(tb[RXECC_ATTR_LINK_MBPS]), 1000U);
+    ASSERT_NE(tb[RXECC_ATTR_DSCP2PRIO], nullptr);
+    ASSERT_EQ(mnl_attr_get_payload_len(tb[RXECC_ATTR_DSCP2PRIO]), kDscpCount);
+    const auto* map = static_cast<const uint8_t*>(mnl_attr_get_payload(tb[RXECC_ATTR_DSCP2PRIO]));
+    // The changes on top of the current map; the rest as it was.
+    EXPECT_EQ(map[26], 5);  // NOLINT(*-pointer-arithmetic)
+    EXPECT_EQ(map[0], 1);
+    EXPECT_EQ(map[27], 7);  // NOLINT(*-pointer-arithmetic)
+    // `default` starts again from the top three bits of the DSCP.
+    auto d = parse({"dcqcn", "set", "defaults", "dscp2prio", "default,46:6"});
+    auto m2 = set_request(42, d, base);
+    auto t2 = nl::parse(m2.header(), sizeof(genlmsghdr), RXECC_ATTR_MAX);
+    const auto* map2 = static_cast<const uint8_t*>(mnl_attr_get_payload(t2[RXECC_ATTR_DSCP2PRIO]));
+    EXPECT_EQ(map2[26], 3);  // NOLINT(*-pointer-arithmetic)
+    EXPECT_EQ(map2[46], 6);  // NOLINT(*-pointer-arithmetic)
+    for (const char* bad : {"64:1", "26:8", "26", ":3", "a:1", "26:3,"})
+        EXPECT_EQ(code_of([&] {
+                      (void)parse({"dcqcn", "set", "dev", "r0", "dscp2prio", bad});
+                  }),
+                  Exit::bad_value)
+            << bad;
+    // The kernel's complaint about the map is reported under its name.
+    auto e =
+        explain({ERANGE, "DSCP2PRIO: a priority above 7", offset_of(msg, tb[RXECC_ATTR_DSCP2PRIO])},
+                msg, "r0");
+    EXPECT_EQ(e.code(), Exit::bad_value);
+    e = explain({EINVAL, "integer out of range", offset_of(msg, tb[RXECC_ATTR_ROCE_PRIO])}, msg,
+                "r0");
+    EXPECT_EQ(std::string(e.what()), "roce_prio: integer out of range");
+}
+
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
+TEST(ToolQdiscCli, OptionsPerPortAndPerPriority) {
+    auto c =
+        parse({"qdisc", "add",   "dev",  "swp1",   "rate",  "50",   "pfc",    "0,0,0,1,0,0,0,0",
+               "trust", "pcp",   "link", "25gbit", "delay", "20us", "quanta", "1000",
+               "xoff",  "24KiB", "xon",  "12KiB",  "prio",  "3",    "xoff",   "30KB",
+               "kmax",  "1MB",   "pmax", "50%"});
+    EXPECT_EQ(c.verb, Verb::qdisc_set);
+    const QdiscSpec& q = c.qdisc;
+    EXPECT_EQ(q.op, QdiscSpec::Op::add);
+    EXPECT_EQ(q.netdev, "swp1");
+    EXPECT_EQ(q.rate_bps, 50000000U);
+    EXPECT_EQ(q.enable, 0x08);
+    EXPECT_EQ(q.trust, 1);
+    EXPECT_EQ(q.link_mbps, 25000U);
+    EXPECT_EQ(q.delay_ns, 20000U);
+    EXPECT_EQ(q.quanta, 1000);
+    // The options before `prio` go to every priority unless it sets its own.
+    EXPECT_EQ(q.prio[0].xoff, 24576U);
+    EXPECT_EQ(q.prio[3].xoff, 30000U);
+    EXPECT_EQ(q.prio[3].xon, 12288U);
+    EXPECT_EQ(q.prio[3].kmax, 1000000U);
+    EXPECT_EQ(q.prio[3].pmax, 50U);
+    EXPECT_FALSE(q.prio[0].kmax);
+    EXPECT_FALSE(q.prio[0].limit);
+    EXPECT_EQ(parse({"qdisc"}).verb, Verb::qdisc_show);
+    EXPECT_EQ(parse({"qdisc", "show", "dev", "x"}).qdisc.netdev, "x");
+    EXPECT_EQ(parse({"qdisc", "del", "dev", "x"}).verb, Verb::qdisc_del);
+    EXPECT_EQ(parse({"qdisc", "replace", "dev", "x"}).qdisc.op, QdiscSpec::Op::replace);
+    EXPECT_EQ(code_of([] { (void)parse({"qdisc", "add"}); }), Exit::usage);
+    EXPECT_EQ(code_of([] {
+                  (void)parse({"qdisc", "add", "dev", "x", "bogus", "1"});
+              }),
+              Exit::usage);
+    EXPECT_EQ(code_of([] {
+                  (void)parse({"qdisc", "add", "dev", "x", "prio", "3", "rate", "5"});
+              }),
+              Exit::usage);
+    EXPECT_EQ(code_of([] {
+                  (void)parse({"qdisc", "add", "dev", "x", "prio", "8"});
+              }),
+              Exit::bad_value);
+    EXPECT_EQ(code_of([] {
+                  (void)parse({"qdisc", "add", "dev", "x", "xoff", "12q"});
+              }),
+              Exit::bad_value);
+    EXPECT_EQ(code_of([] {
+                  (void)parse({"qdisc", "add", "dev", "x", "quanta", "70000"});
+              }),
+              Exit::bad_value);
+    EXPECT_EQ(code_of([] {
+                  (void)parse({"qdisc", "add", "dev", "x", "trust", "ip"});
+              }),
+              Exit::bad_value);
+    EXPECT_EQ(code_of([] { (void)parse({"qdisc", "del", "dev", "x", "rate", "5"}); }), Exit::usage);
+    EXPECT_FALSE(help_text("qdisc").empty());
+}
+
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
+TEST(ToolQdiscRequest, LayoutAndErrorMapping) {
+    auto c = parse({"qdisc", "replace", "dev", "swp1", "rate", "50", "pfc", "0x08", "prio", "3",
+                    "xon", "40KB"});
+    auto msg = qdisc_set_request(c.qdisc, 7);
+    const nlmsghdr* nlh = msg.header();
+    EXPECT_EQ(nlh->nlmsg_type, RTM_NEWQDISC);
+    EXPECT_EQ(nlh->nlmsg_flags & (NLM_F_CREATE | NLM_F_REPLACE), NLM_F_CREATE | NLM_F_REPLACE);
+    const auto* tcm = static_cast<const tcmsg*>(mnl_nlmsg_get_payload(nlh));
+    EXPECT_EQ(tcm->tcm_ifindex, 7);
+    EXPECT_EQ(tcm->tcm_parent, TC_H_ROOT);
+    auto tb = nl::parse(nlh, sizeof(tcmsg), TCA_MAX);
+    ASSERT_NE(tb[TCA_KIND], nullptr);
+    EXPECT_EQ(nl::get_str(tb[TCA_KIND]), "pfc");
+    ASSERT_NE(tb[TCA_OPTIONS], nullptr);
+    auto o = nl::parse_nested(tb[TCA_OPTIONS], TCA_PFC_MAX);
+    EXPECT_EQ(nl::get_u64(o[TCA_PFC_RATE]), 50000000U);
+    EXPECT_EQ(nl::get_u8(o[TCA_PFC_ENABLE]), 0x08);
+    EXPECT_EQ(o[TCA_PFC_QUANTA], nullptr);
+    // Only the priority with a setting gets a nest.
+    const nlattr* prio = nullptr;
+    int nests = 0;
+    for (const nlattr* a : nl::children(tb[TCA_OPTIONS]))
+        if (mnl_attr_get_type(a) == TCA_PFC_PRIO) {
+            prio = a;
+            ++nests;
+        }
+    ASSERT_EQ(nests, 1);
+    auto p = nl::parse_nested(prio, TCA_PFC_PRIO_MAX);
+    EXPECT_EQ(nl::get_u8(p[TCA_PFC_PRIO_ID]), 3);
+    EXPECT_EQ(nl::get_u32(p[TCA_PFC_PRIO_XON]), 40000U);
+    // Errors: the kernel's message with where it is, one code each.
+    auto e = explain_qdisc(
+        {EINVAL, "prio 3: xon 40000 above xoff 24576", offset_of(msg, p[TCA_PFC_PRIO_XON])}, msg,
+        "swp1");
+    EXPECT_EQ(e.code(), Exit::bad_value);
+    EXPECT_EQ(std::string(e.what()), "qdisc on 'swp1': prio 3: xon 40000 above xoff 24576");
+    e = explain_qdisc({ERANGE, "integer out of range", offset_of(msg, o[TCA_PFC_RATE])}, msg,
+                      "swp1");
+    EXPECT_EQ(std::string(e.what()), "qdisc on 'swp1': rate: integer out of range");
+    EXPECT_EQ(explain_qdisc({ENOENT, "Error: Specified qdisc kind is unknown.", std::nullopt}, msg,
+                            "swp1")
+                  .code(),
+              Exit::no_module);
+    EXPECT_EQ(explain_qdisc({EPERM, "", std::nullopt}, msg, "swp1").code(), Exit::permission);
+    EXPECT_EQ(explain_qdisc({EEXIST, "", std::nullopt}, msg, "swp1").code(), Exit::system);
+    auto del = qdisc_del_request(7);
+    EXPECT_EQ(del.header()->nlmsg_type, RTM_DELQDISC);
+    auto add = qdisc_set_request(parse({"qdisc", "add", "dev", "x"}).qdisc, 7);
+    EXPECT_EQ(add.header()->nlmsg_flags & (NLM_F_CREATE | NLM_F_EXCL), NLM_F_CREATE | NLM_F_EXCL);
+}
+
+// The qdisc's dump message as the kernel builds it decodes into its values.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
+TEST(ToolQdiscRequest, DecodeDumpAndFormat) {
+    tcmsg tcm{};
+    tcm.tcm_ifindex = 1;  // lo: its name resolves everywhere
+    tcm.tcm_parent = TC_H_ROOT;
+    tcm.tcm_handle = 0x80010000;
+    nl::Message m(RTM_NEWQDISC, 0, &tcm, sizeof(tcm));
+    m.put_str(TCA_KIND, "pfc");
+    auto* opts = m.nest_start(TCA_OPTIONS);
+    m.put_u64(TCA_PFC_RATE, 50000000);
+    m.put_u8(TCA_PFC_ENABLE, 0x08);
+    m.put_u32(TCA_PFC_LINK_MBPS, 10000);
+    m.put_u16(TCA_PFC_QUANTA, 65535);
+    auto* p3 = m.nest_start(TCA_PFC_PRIO);
+    m.put_u8(TCA_PFC_PRIO_ID, 3);
+    m.put_u32(TCA_PFC_PRIO_XOFF, 24576);
+    m.nest_end(p3);
+    m.nest_end(opts);
+    auto* st = m.nest_start(TCA_STATS2);
+    tc_pfc_xstats x{};
+    x.prio[3].pause_tx = 11;
+    x.prio[3].xon_tx = 4;
+    x.prio[3].pause_tx_duration = 2500000;
+    x.pfc_rx_ignored = 2;
+    m.put_raw(TCA_STATS_APP, &x, sizeof(x));
+    m.nest_end(st);
+    auto q = decode_qdisc(m.header());
+    ASSERT_TRUE(q);
+    EXPECT_EQ(q->netdev, "lo");
+    EXPECT_EQ(q->rate_bps, 50000000U);
+    EXPECT_EQ(q->enable, 0x08);
+    EXPECT_EQ(q->quanta, 65535);
+    EXPECT_EQ(q->prio[3].xoff, 24576U);
+    EXPECT_EQ(q->prio[3].stats.pause_tx, 11U);
+    EXPECT_EQ(q->pfc_rx_ignored, 2U);
+    auto j = to_json(*q);
+    EXPECT_EQ(j["handle"], "8001:");
+    EXPECT_EQ(j["prio"][3]["pause_tx_duration_us"], 2500);
+    EXPECT_EQ(j["prio"][3]["pfc"], true);
+    EXPECT_EQ(j["prio"][2]["pfc"], false);
+    for (const char* key : {"netdev", "rate_bps", "pfc_enable", "trust", "link_mbps", "delay_ns",
+                            "quanta", "drops", "prio"})
+        EXPECT_TRUE(j.contains(key)) << key;
+    const std::string t = to_text({*q});
+    EXPECT_NE(t.find("qdisc pfc 8001: dev lo rate 50 Mbit/s pfc 0x08"), std::string::npos) << t;
+    EXPECT_NE(t.find("XOFF_TX"), std::string::npos);
+    // Another kind, or not the root: not ours.
+    nl::Message other(RTM_NEWQDISC, 0, &tcm, sizeof(tcm));
+    other.put_str(TCA_KIND, "tbf");
+    EXPECT_FALSE(decode_qdisc(other.header()));
+}
+
+}  // namespace
+}  // namespace rxecc::tool
