@@ -34,6 +34,7 @@ fi
 
 own="$top/drivers/infiniband/sw/rxecc"
 for f in "$own"/*.c "$own"/*.h "$top"/net/sched/*.c "$top"/include/net/*.h; do
+	[[ $f == *.mod.c ]] && continue	# kbuild's generated module info
 	log="$logdir/checkpatch-$(basename "$f").log"
 	# The kernel's qdisc types (struct Qdisc, Qdisc_ops) are CamelCase.
 	ign=()

@@ -36,7 +36,7 @@ struct Knob {
 };
 
 // Every knob, DCQCN parameters first in table order, then rp_enable,
-// np_enable, ecn, pfc_enable, roce_prio, link_speed.
+// np_enable, ecn, pfc_enable, roce_prio, link_speed, pfc_rx_xoff, pfc_rx_xon.
 [[nodiscard]] const std::vector<Knob>& knobs();
 [[nodiscard]] const Knob* find_knob(std::string_view name);
 
