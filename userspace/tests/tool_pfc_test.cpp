@@ -62,9 +62,8 @@ TEST(ToolPfcValues, MasksPrioritiesAndSpeeds) {
 
 // NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(ToolPfcRequest, DeviceKnobsAndDscpMap) {
-    auto c =
-        parse({"dcqcn", "set", "dev", "r0", "pfc_enable", "0x08", "roce_prio", "3", "link_speed",
-               "1gbit", "dscp2prio", "26:5,0:1", "pfc_rx_xoff", "64", "pfc_rx_xon", "32"});
+    auto c = parse({"dcqcn", "set", "dev", "r0", "pfc_enable", "0x08", "roce_prio", "3",
+                    "link_speed", "1gbit", "dscp2prio", "26:5,0:1"});
     ASSERT_EQ(c.dscp2prio.size(), 2U);
     std::vector<uint8_t> base(kDscpCount, 7);
     auto msg = set_request(42, c, base);
@@ -73,8 +72,6 @@ TEST(ToolPfcRequest, DeviceKnobsAndDscpMap) {
     EXPECT_EQ(nl::get_u8(tb[RXECC_ATTR_PFC_ENABLE]), 0x08);
     EXPECT_EQ(nl::get_u8(tb[RXECC_ATTR_ROCE_PRIO]), 3);
     EXPECT_EQ(nl::get_u32(tb[RXECC_ATTR_LINK_MBPS]), 1000U);
-    EXPECT_EQ(nl::get_u32(tb[RXECC_ATTR_PFC_RX_XOFF]), 64U);
-    EXPECT_EQ(nl::get_u32(tb[RXECC_ATTR_PFC_RX_XON]), 32U);
     ASSERT_NE(tb[RXECC_ATTR_DSCP2PRIO], nullptr);
     ASSERT_EQ(mnl_attr_get_payload_len(tb[RXECC_ATTR_DSCP2PRIO]), kDscpCount);
     const auto* map = static_cast<const uint8_t*>(mnl_attr_get_payload(tb[RXECC_ATTR_DSCP2PRIO]));
@@ -103,10 +100,6 @@ TEST(ToolPfcRequest, DeviceKnobsAndDscpMap) {
     e = explain({EINVAL, "integer out of range", offset_of(msg, tb[RXECC_ATTR_ROCE_PRIO])}, msg,
                 "r0");
     EXPECT_EQ(std::string(e.what()), "roce_prio: integer out of range");
-    e = explain(
-        {ERANGE, "pfc_rx_xon: not below pfc_rx_xoff", offset_of(msg, tb[RXECC_ATTR_PFC_RX_XON])},
-        msg, "r0");
-    EXPECT_EQ(std::string(e.what()), "pfc_rx_xon: not below pfc_rx_xoff");
 }
 
 // NOLINTNEXTLINE(readability-function-cognitive-complexity)

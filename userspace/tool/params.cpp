@@ -37,8 +37,6 @@ std::vector<Knob> make_knobs() {
     all.push_back({"pfc_enable", Unit::prio_mask, "prio mask", 0, 0xff, -1});
     all.push_back({"roce_prio", Unit::prio, "prio|dscp", 0, 8, -1});
     all.push_back({"link_speed", Unit::speed, "Mbps|auto", 0, 1000000, -1});
-    all.push_back({"pfc_rx_xoff", Unit::plain, "packets", 0, 1000000, -1});
-    all.push_back({"pfc_rx_xon", Unit::plain, "packets", 0, 1000000, -1});
     return all;
 }
 

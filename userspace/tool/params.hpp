@@ -36,7 +36,7 @@ struct Knob {
 };
 
 // Every knob, DCQCN parameters first in table order, then rp_enable,
-// np_enable, ecn, pfc_enable, roce_prio, link_speed, pfc_rx_xoff, pfc_rx_xon.
+// np_enable, ecn, pfc_enable, roce_prio, link_speed.
 [[nodiscard]] const std::vector<Knob>& knobs();
 [[nodiscard]] const Knob* find_knob(std::string_view name);
 

@@ -28,13 +28,13 @@ enum rxecc_cmd {
 	 * Configuration of one device (doit, DEV_NAME or DEV_INDEX) or of
 	 * every visible device (dump). Reply: device attributes, PROFILE,
 	 * DCQCN, RP_ENABLE, NP_ENABLE, ECN, PFC_ENABLE, ROCE_PRIO, DSCP2PRIO,
-	 * LINK_MBPS, PFC_RX_XOFF, PFC_RX_XON.
+	 * LINK_MBPS.
 	 */
 	RXECC_CMD_DEV_GET,
 	/*
 	 * Change one device: PROFILE is loaded first, then the DCQCN values,
-	 * RP_ENABLE, NP_ENABLE, ECN, PFC_ENABLE, ROCE_PRIO, DSCP2PRIO,
-	 * LINK_MBPS, PFC_RX_XOFF and PFC_RX_XON given are applied on top; the result is
+	 * RP_ENABLE, NP_ENABLE, ECN, PFC_ENABLE, ROCE_PRIO, DSCP2PRIO and
+	 * LINK_MBPS given are applied on top; the result is
 	 * checked as a whole and replaces the device's configuration in one
 	 * step (its live QPs see all of it or none of it).
 	 */
@@ -90,13 +90,6 @@ enum rxecc_attr {
 	 * LINE_KBPS reports the speed in use.
 	 */
 	RXECC_ATTR_LINK_MBPS,
-	/*
-	 * u32: received packets of a PFC priority queued in the device that
-	 * make it send XOFF to its link partner (0: it never does), and XON
-	 * again (below PFC_RX_XOFF).
-	 */
-	RXECC_ATTR_PFC_RX_XOFF,
-	RXECC_ATTR_PFC_RX_XON,
 
 	__RXECC_ATTR_MAX,
 	RXECC_ATTR_MAX = __RXECC_ATTR_MAX - 1

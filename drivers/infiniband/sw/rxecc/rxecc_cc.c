@@ -692,9 +692,6 @@ void rxecc_np_rcv(struct rxe_pkt_info *pkt, struct sk_buff *skb)
 	u64 when = 0;
 	bool on;
 
-	rcu_read_lock();
-	rxecc_pfc_rx_account(pkt->rxe, rcu_dereference(pkt->rxe->cc.cfg), skb, ds);
-	rcu_read_unlock();
 	if (likely(!INET_ECN_is_ce(ds)))
 		return;
 	rxe_counter_inc(pkt->rxe, RXECC_CNT_NP_ECN_MARKED);

@@ -13,14 +13,6 @@
  * packet is built) and wait on the device's list for the priority; the end
  * of the pause (XON, or the device's hrtimer at expiry) schedules them
  * again. QPs of other priorities keep sending.
- *
- * The device also sends PFC frames to its link partner when its own
- * receive backlog of a PFC priority grows: every packet rxe accepted counts
- * against its priority (the DSCP through dscp2prio) until its skb is freed,
- * after the responder or completer consumed it (an skb destructor). At
- * pfc_rx_xoff packets a soft hrtimer sends XOFF out of the netdev, refreshes
- * it at half its pause time and sends XON once the backlog is down to
- * pfc_rx_xon.
  */
 #include <linux/netdevice.h>
 #include <rdma/ib_verbs.h>
@@ -49,119 +41,6 @@ u32 rxecc_link_mbps(struct rxe_dev *rxe, const struct rxecc_cc_config *cfg)
 		return cfg->link_mbps;
 	kbps = READ_ONCE(rxe->cc.line_kbps);
 	return kbps ? div_u64(kbps, 1000) : RXECC_DEFAULT_LINK_MBPS;
-}
-
-/* Run the send timer now (every start of it is under the lock). */
-static void rxecc_pfc_tx_kick(struct rxecc_pfc *pfc)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&pfc->lock, flags);
-	if (!pfc->tx_kick) {
-		pfc->tx_kick = true;
-		hrtimer_start(&pfc->tx_timer, 0, HRTIMER_MODE_REL_SOFT);
-	}
-	spin_unlock_irqrestore(&pfc->lock, flags);
-}
-
-/* Freeing a received packet counted in the backlog of its priority. */
-static void rxecc_pfc_rx_dtor(struct sk_buff *skb)
-{
-	struct rxe_dev *rxe = SKB_TO_PKT(skb)->rxe;
-	struct rxecc_pfc *pfc = &rxe->cc.pfc;
-	u8 prio = skb->priority & 7;
-	struct rxecc_cc_config *cfg;
-	int n = atomic_dec_return(&pfc->rx_backlog[prio]);
-
-	if (!(READ_ONCE(pfc->xoff_sent) & BIT(prio)))
-		return;
-	rcu_read_lock();
-	cfg = rcu_dereference(rxe->cc.cfg);
-	if (!cfg || n <= cfg->pfc_rx_xon)
-		rxecc_pfc_tx_kick(pfc);
-	rcu_read_unlock();
-}
-
-/*
- * rxe_rcv(), a packet it accepted (before it is queued to the responder or
- * the completer): count it in the receive backlog of its priority.
- */
-void rxecc_pfc_rx_account(struct rxe_dev *rxe, const struct rxecc_cc_config *cfg,
-			  struct sk_buff *skb, u8 dsfield)
-{
-	struct rxecc_pfc *pfc = &rxe->cc.pfc;
-	u8 prio = cfg->dscp2prio[dsfield >> 2];
-	int n;
-
-	if (!cfg->pfc_rx_xoff || !(cfg->pfc_enable & BIT(prio)) || skb->destructor)
-		return;
-	skb->destructor = rxecc_pfc_rx_dtor;
-	skb->priority = prio;
-	n = atomic_inc_return(&pfc->rx_backlog[prio]);
-	if (n >= cfg->pfc_rx_xoff && !(READ_ONCE(pfc->xoff_sent) & BIT(prio)))
-		rxecc_pfc_tx_kick(pfc);
-}
-
-/* Send one PFC frame out of the device's netdev (no lock held). */
-static void rxecc_pfc_send(struct rxe_dev *rxe, u8 enable, u8 xoff)
-{
-	struct sk_buff *skb;
-	int p;
-
-	skb = pfc_frame_build(rxe->ndev, enable, xoff, PFC_QUANTA_MAX);
-	if (!skb || dev_queue_xmit(skb) != NET_XMIT_SUCCESS) {
-		rxe_counter_inc(rxe, RXE_CNT_SEND_ERR);
-		return;
-	}
-	for (p = 0; p < PFC_NUM_PRIO; p++)
-		if (enable & BIT(p))
-			rxe_counter_inc(rxe, RXECC_PFC_TX_CNT(p, 0));
-}
-
-static enum hrtimer_restart rxecc_pfc_tx_timer_fn(struct hrtimer *t)
-{
-	struct rxecc_pfc *pfc = container_of(t, struct rxecc_pfc, tx_timer);
-	struct rxe_dev *rxe = container_of(pfc, struct rxe_dev, cc.pfc);
-	struct rxecc_cc_config *cfg;
-	u8 xoff = 0, xon = 0, refresh = 0;
-	unsigned long flags;
-	u64 now, half;
-	int p, n;
-
-	rcu_read_lock();
-	cfg = rcu_dereference(rxe->cc.cfg);
-	spin_lock_irqsave(&pfc->lock, flags);
-	pfc->tx_kick = false;
-	now = ktime_get_ns();
-	half = cfg ? pfc_quanta_ns(PFC_QUANTA_MAX, rxecc_link_mbps(rxe, cfg)) / 2 : 0;
-	for (p = 0; p < PFC_NUM_PRIO; p++) {
-		bool on = cfg && cfg->pfc_rx_xoff && (cfg->pfc_enable & BIT(p));
-		bool sent = pfc->xoff_sent & BIT(p);
-
-		n = atomic_read(&pfc->rx_backlog[p]);
-		if (sent && (!on || n <= cfg->pfc_rx_xon)) {
-			xon |= BIT(p);
-			pfc->xoff_sent &= ~BIT(p);
-			atomic64_add(div_u64(now - pfc->xoff_since[p], NSEC_PER_USEC),
-				     &rxe->stats_counters[RXECC_PFC_TX_CNT(p, 1)]);
-		} else if (!sent && on && n >= cfg->pfc_rx_xoff) {
-			xoff |= BIT(p);
-			pfc->xoff_sent |= BIT(p);
-			pfc->xoff_since[p] = now;
-		} else if (sent && now >= pfc->refresh_at) {
-			refresh |= BIT(p);
-		}
-	}
-	if (xoff || refresh)
-		pfc->refresh_at = now + half;
-	if (pfc->xoff_sent)
-		hrtimer_start(&pfc->tx_timer, ns_to_ktime(pfc->refresh_at),
-			      HRTIMER_MODE_ABS_SOFT);
-	spin_unlock_irqrestore(&pfc->lock, flags);
-	rcu_read_unlock();
-	if (xoff | xon | refresh)
-		rxecc_pfc_send(rxe, xoff | xon | refresh, xoff | refresh);
-	return HRTIMER_NORESTART;
 }
 
 /* Priority @p runs again (lock held); its waiting QPs are scheduled. */
@@ -298,8 +177,6 @@ int rxecc_pfc_init(void)
 {
 	BUILD_BUG_ON(RXECC_CNT_PFC_PRIO_END + 1 !=
 		     RXECC_PFC_CNT(PFC_NUM_PRIO, 0));
-	BUILD_BUG_ON(RXECC_CNT_PFC_TX_PRIO_END + 1 !=
-		     RXECC_PFC_TX_CNT(PFC_NUM_PRIO, 0));
 	dev_add_pack(&rxecc_pfc_packet_type);
 	return 0;
 }
@@ -320,20 +197,14 @@ void rxecc_pfc_dev_init(struct rxe_dev *rxe)
 		pfc->ack_until[p] = jiffies;
 	hrtimer_init(&pfc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	pfc->timer.function = rxecc_pfc_timer_fn;
-	hrtimer_init(&pfc->tx_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
-	pfc->tx_timer.function = rxecc_pfc_tx_timer_fn;
 	for (p = 0; p < PFC_NUM_PRIO; p++)
 		INIT_LIST_HEAD(&pfc->waiters[p]);
 }
 
-/*
- * Deallocation: no QP, no PFC frame handler and no received packet uses the
- * device any more.
- */
+/* Deallocation: no QP and no PFC frame handler uses the device any more. */
 void rxecc_pfc_dev_exit(struct rxe_dev *rxe)
 {
 	hrtimer_cancel(&rxe->cc.pfc.timer);
-	hrtimer_cancel(&rxe->cc.pfc.tx_timer);
 }
 
 void rxecc_pfc_qp_init(struct rxe_qp *qp)
