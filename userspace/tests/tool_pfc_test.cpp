@@ -19,20 +19,13 @@
 #include "errors.hpp"
 #include "params.hpp"
 #include "qdisc.hpp"
+#include "tool_test_util.hpp"
 
 namespace rxecc::tool {
 namespace {
 
-Exit code_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.code();
-    }
-    return Exit::ok;
-}
-
-Command parse(std::vector<std::string> args) { return parse_command(args); }
+using test::code_of;
+using test::parse;
 
 uint32_t offset_of(const nl::Message& m, const nlattr* a) {
     return static_cast<uint32_t>(

@@ -14,6 +14,7 @@
 #include "errors.hpp"
 #include "format.hpp"
 #include "params.hpp"
+#include "tool_test_util.hpp"
 
 namespace rxecc::tool {
 namespace {
@@ -24,25 +25,9 @@ const Knob& knob(const char* name) {
     return *k;
 }
 
-Exit code_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.code();
-    }
-    return Exit::ok;
-}
-
-std::string message_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return {};
-}
-
-Command parse(std::vector<std::string> args) { return parse_command(args); }
+using test::code_of;
+using test::message_of;
+using test::parse;
 
 TEST(ToolValues, TimesInMicroseconds) {
     const Knob& t = knob("rp_time_reset");
