@@ -56,7 +56,11 @@ static void rxecc_pfc_resume(struct rxe_dev *rxe, int p, u64 end)
 		struct rxe_qp *qp = container_of(cc, struct rxe_qp, cc);
 
 		list_del_init(&cc->pfc_node);
-		/* A QP leaves the list before its tasks are cleaned up. */
+		/*
+		 * A QP leaves the list (under this lock) at reset and at
+		 * cleanup, before it is freed; a task already cleaned up
+		 * ignores the schedule (task->destroyed).
+		 */
 		if (cc->pfc_wait & RXECC_WAIT_REQ)
 			rxe_sched_task(&qp->req.task);
 		if (cc->pfc_wait & RXECC_WAIT_RESP)
