@@ -36,9 +36,10 @@ own="$top/drivers/infiniband/sw/rxecc"
 for f in "$own"/*.c "$own"/*.h "$top"/net/sched/*.c "$top"/include/net/*.h; do
 	[[ $f == *.mod.c ]] && continue	# kbuild's generated module info
 	log="$logdir/checkpatch-$(basename "$f").log"
-	# The kernel's qdisc types (struct Qdisc, Qdisc_ops) are CamelCase.
+	# The kernel's qdisc types (struct Qdisc, Qdisc_ops) are CamelCase: not
+	# checked in the qdisc and in files that read a qdisc.
 	ign=()
-	[[ $f == "$top"/net/* ]] && ign=(--ignore CAMELCASE)
+	if [[ $f == "$top"/net/* ]] || grep -q 'struct Qdisc' "$f"; then ign=(--ignore CAMELCASE); fi
 	if perl "$checkpatch" --no-tree --strict --quiet "${ign[@]}" -f "$f" >"$log" 2>&1; then
 		result OK "checkpatch --strict ${f#"$top"/}"
 	else

@@ -25,6 +25,7 @@
 #define PFC_OPCODE_PAUSE	0x0001
 #define PFC_NUM_PRIO		8
 #define PFC_QUANTUM_BITS	512
+#define PFC_QUANTA_MAX		0xffff
 /* opcode, class-enable vector, eight times */
 #define PFC_BODY_LEN		(2 + 2 + 2 * PFC_NUM_PRIO)
 

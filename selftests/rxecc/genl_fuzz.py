@@ -43,7 +43,8 @@ CMD_MAX = 8
 A_DEV_INDEX, A_DEV_NAME, A_PROFILE, A_DCQCN = 2, 3, 6, 7
 A_RP_ENABLE, A_NP_ENABLE, A_ECN = 8, 9, 10
 A_PFC_ENABLE, A_ROCE_PRIO, A_DSCP2PRIO, A_LINK_MBPS = 14, 15, 16, 17
-A_MAX = 17
+A_PFC_RX_XOFF, A_PFC_RX_XON, A_TX_QLIMIT = 18, 19, 20
+A_MAX = 20
 DCQCN_MAX = 19
 CHANGING = {CMD_DEV_SET, CMD_DEFAULTS_SET, CMD_STATS_RESET}
 
@@ -166,7 +167,10 @@ class Fuzzer:
     def pfc_attr(self):
         """A priority/PFC attribute, now and then out of range."""
         r = self.rng
-        kind = r.randrange(4)
+        kind = r.randrange(5)
+        if kind == 4:
+            return attr(r.choice([A_PFC_RX_XOFF, A_PFC_RX_XON, A_TX_QLIMIT]),
+                        u32(r.choice([0, 1, 200, 1000, 1000000, 1000001, 2**30 + 1, 2**32 - 1])))
         if kind == 0:
             return attr(A_PFC_ENABLE, u8(r.getrandbits(8)))
         if kind == 1:

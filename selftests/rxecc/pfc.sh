@@ -9,6 +9,10 @@
 #   - 3:1 incast (h2, h3, h4 -> h1) through a rate-limited port, four modes:
 #     no PFC/no DCQCN (drops), PFC (no drop, no retransmission, data verified
 #     by rping -V, PFC frames decoded by tshark), DCQCN only, PFC + DCQCN;
+#   - an endpoint sends PFC: h1, whose received packets wait in the CPU's
+#     input queue past pfc_rx_xoff, pauses the switch port towards it, which
+#     honours the frames (and none are sent with pfc_rx_xoff 0);
+#   - an endpoint keeps out of its own full egress qdisc with tx_qlimit;
 #   - pause propagation through two switch hops, and a victim flow that shares
 #     the uplink but not the congested port, with PFC only and PFC + DCQCN.
 # The per-mode numbers go to the log and to $LOGDIR/pfc-report.txt.
@@ -23,7 +27,7 @@ TCLASS=104			# DSCP 26: priority 3 through the default DSCP map
 P=3
 
 ktap_header
-ktap_plan 10
+ktap_plan 12
 
 modules_unload >/dev/null 2>&1
 rxecc_load && pfc_load || { ktap_fail "load rdma_rxecc and sch_pfc"; ktap_finished; }
@@ -183,6 +187,8 @@ INCAST_COUNTERS="2:completer_retry_err 3:completer_retry_err 4:completer_retry_e
 # propagated over two hops); a timeout there resends data that was only
 # waiting, into the same queues. Losses (no PFC) are recovered by NAKs.
 QP_TIMEOUT=18
+RPING_COUNT=100			# rping -V during the PFC-only incast: pings ...
+RPING_SIZE=8192			# ... of this many bytes (client and server)
 REPORT=$LOGDIR/pfc-report.txt
 : >"$REPORT"
 
@@ -213,7 +219,7 @@ incast() {
 		pids+=($!)
 	done
 	if [ -n "$verify" ]; then
-		fabric_in 1 timeout 120 rping -s -a "$(fabric_ip 1)" -p 18799 -P >"$LOGDIR/$name.rping-s.log" 2>&1 &
+		fabric_in 1 timeout 120 rping -s -a "$(fabric_ip 1)" -p 18799 -P -S $RPING_SIZE >"$LOGDIR/$name.rping-s.log" 2>&1 &
 		RPING_SERVER=$!
 		for i in $SENDERS; do
 			fabric_in $i timeout 60 dumpcap -q -i eth0 -f 'ether proto 0x8808' \
@@ -225,8 +231,9 @@ incast() {
 	if [ -n "$verify" ]; then
 		# Connected before the load starts, verifying data all through it.
 		for i in $SENDERS; do
-			fabric_in $i timeout 100 rping -c -V -a "$(fabric_ip 1)" -p 18799 -C 2000 -S 8192 \
-				>"$LOGDIR/$name.rping$i.log" 2>&1 &
+			# (each verified ping's line, cut short: 8 KB of letters)
+			fabric_in $i timeout 100 rping -c -v -V -a "$(fabric_ip 1)" -p 18799 -C $RPING_COUNT -S $RPING_SIZE \
+				2>&1 | cut -c1-60 >"$LOGDIR/$name.rping$i.log" &
 			pids+=($!)
 		done
 	fi
@@ -267,10 +274,16 @@ ktap_result "3:1 incast, no PFC, no DCQCN: the switch drops packets and senders 
 
 pfc_only() {
 	incast on+off verify || return 1
-	local i
+	local i n
+	# Every ping of every client came back verified (-V stops at the first
+	# mismatch; -v prints each verified ping), and the server saw no error.
 	for i in $SENDERS; do
-		grep -q 'client DISCONNECT EVENT' "$LOGDIR/on+off.rping$i.log" || { echo "h$i: rping did not finish"; return 1; }
+		n=$(grep -c '^ping data: ' "$LOGDIR/on+off.rping$i.log")
+		echo "h$i: rping -V: $n of $RPING_COUNT pings of $RPING_SIZE bytes verified"
+		[ "$n" -eq $RPING_COUNT ] || return 1
+		! grep -qiE 'fail|mismatch|error' "$LOGDIR/on+off.rping$i.log" || return 1
 	done
+	! grep -qiE 'fail|error' "$LOGDIR/on+off.rping-s.log" || { cat "$LOGDIR/on+off.rping-s.log"; return 1; }
 	echo "switch drops $(drops on+off), receive backlog drops $BACKLOG_DROPS, PFC frames" \
 		"$(pfc_frames on+off), sender retransmissions $(retries)"
 	[ "$(drops on+off)" -eq 0 ] && [ "$BACKLOG_DROPS" -eq 0 ] && [ "$(pfc_frames on+off)" -gt 0 ] &&
@@ -302,6 +315,90 @@ pfc_dcqcn() {
 }
 ktap_result "3:1 incast, PFC + DCQCN: nothing dropped or retransmitted, every transfer completes, CNPs sent" pfc_dcqcn
 ktap_diag "$(cat "$REPORT")"
+
+# ---- the endpoint sends PFC ------------------------------------------------
+# The three senders write to h1 through swp1 without a port rate, so h1's
+# receive processing is the bottleneck and its packets wait in the CPU's
+# input queue. With pfc_rx_xoff 0 h1 sends nothing; with 1 ms/200 us it sends
+# XOFF for priority 3, and the qdisc on swp1 (h1's link partner) receives and
+# honours every frame, pausing the senders in turn: nothing is dropped.
+incast_to_h1() {	# SECONDS
+	local pids=() i rc=0
+	for i in $SENDERS; do
+		fabric_in 1 timeout 120 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -D "$1" \
+			-p $((18730 + i)) --tclass=$TCLASS -u $QP_TIMEOUT >"$LOGDIR/tx.s$i.log" 2>&1 &
+		pids+=($!)
+	done
+	wait_for 15 bash -c "[ \$(ip netns exec $(fabric_ns 1) ss -Hltn | wc -l) -ge 3 ]"
+	for i in $SENDERS; do
+		client_run "$LOGDIR/tx.c$i.log" ip netns exec "$(fabric_ns $i)" ib_write_bw -d "h$i" \
+			-x "$(fabric_gid $i)" -F -s 65536 -D "$1" -p $((18730 + i)) --tclass=$TCLASS \
+			-u $QP_TIMEOUT "$(fabric_ip 1)" >/dev/null &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	return $rc
+}
+endpoint_sends() {
+	local rc=0 off sent got paused drops
+	fabric_sw tc qdisc del dev swp1 root 2>/dev/null
+	fabric_sw "$T" qdisc add dev swp1 pfc 0x08 $QUEUE || return 1
+	fabric_dcqcn_all set rp_enable none np_enable none pfc_enable 0x08 link_speed 1gbit || return 1
+	snap 1:tx_prio3_pause
+	incast_to_h1 3 || rc=1
+	off=$(delta 1:tx_prio3_pause)
+	fabric_dcqcn 1 set pfc_rx_xoff 1ms pfc_rx_xon 200us || return 1
+	snap 1:tx_prio3_pause 1:tx_prio3_pause_duration
+	incast_to_h1 4 || rc=1
+	sleep 1
+	fabric_dcqcn 1 set pfc_rx_xoff 0 pfc_rx_xon 0 || rc=1
+	sent=$(delta 1:tx_prio3_pause)
+	got=$(qstat sw swp1 pause_rx 3)
+	paused=$(qstat sw swp1 pause_rx_duration_us 3)
+	drops=$(qstat sw swp1 drops)
+	echo "pfc_rx_xoff 0: h1 sent $off PFC frames; 1 ms/200 us: h1 sent $sent for priority 3" \
+		"(in XOFF $(delta 1:tx_prio3_pause_duration) us); swp1 received $got and was paused" \
+		"$paused us; swp1 sent $(qstat sw swp1 pause_tx 3) XOFF to the senders; swp1 drops $drops"
+	fabric_sw tc qdisc del dev swp1 root
+	[ $rc -eq 0 ] && [ "$off" -eq 0 ] && [ "$sent" -gt 0 ] && [ "$got" -eq "$sent" ] &&
+		[ "$paused" -gt 0 ] && [ "$drops" -eq 0 ]
+}
+ktap_result "endpoint sends PFC: h1's receive backlog wait past pfc_rx_xoff pauses the switch port towards it, frame for frame, none without it" endpoint_sends
+
+# ---- the endpoint's own egress queue ----------------------------------------
+# h2's netdev gets a token bucket (tbf, 20 Mbit/s, 64 KB of queue) that h2's
+# writes overflow: with tx_qlimit 0 the qdisc drops rxecc's packets (each one
+# rolled back and retried: tx_local_retry); with tx_qlimit 16KiB the QP waits
+# while the queue holds that much (tx_queue_deferred) and nothing is dropped.
+egress_run() {	# TX_QLIMIT PORT: "drops retries deferrals"
+	local qd
+	fabric_dcqcn 2 set tx_qlimit "$1" || return 1
+	fabric_in 2 tc qdisc replace dev eth0 root tbf rate 20mbit burst 32kb limit 64kb || return 1
+	snap 2:tx_local_retry 2:tx_queue_deferred
+	fabric_in 1 timeout 60 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -D 3 -p "$2" \
+		--tclass=$TCLASS -u $QP_TIMEOUT >"$LOGDIR/egress.s$2.log" 2>&1 &
+	wait_for 15 bash -c "ip netns exec $(fabric_ns 1) ss -Hltn | grep -q ':$2 '"
+	client_run "$LOGDIR/egress.c$2.log" ip netns exec "$(fabric_ns 2)" ib_write_bw -d h2 \
+		-x "$(fabric_gid 2)" -F -s 65536 -D 3 -p "$2" --tclass=$TCLASS -u $QP_TIMEOUT \
+		"$(fabric_ip 1)" >&2 || return 1
+	wait || return 1
+	qd=$(fabric_in 2 tc -s qdisc show dev eth0 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n 1)
+	fabric_in 2 tc qdisc del dev eth0 root
+	echo "${qd:-x} $(delta 2:tx_local_retry) $(delta 2:tx_queue_deferred)"
+}
+egress_queue() {
+	local off on
+	fabric_dcqcn_all set rp_enable none np_enable none pfc_enable none link_speed 1gbit || return 1
+	off=$(egress_run 0 18801) || return 1
+	on=$(egress_run 16KiB 18802) || return 1
+	fabric_dcqcn 2 set tx_qlimit 0 || return 1
+	set -- $off $on
+	echo "tx_qlimit 0: tbf dropped $1, tx_local_retry $2, tx_queue_deferred $3;" \
+		"tx_qlimit 16KiB: tbf dropped $4, tx_local_retry $5, tx_queue_deferred $6"
+	[ "$1" -gt 0 ] && [ "$2" -gt 0 ] && [ "$3" -eq 0 ] && [ "$4" -eq 0 ] && [ "$5" -eq 0 ] &&
+		[ "$6" -gt 0 ]
+}
+ktap_result "egress queue: tx_qlimit keeps h2's QP out of its own full qdisc (drops without it, none with it)" egress_queue
 
 # ---- two hops, a victim ----------------------------------------------------
 # h2, h3 -> h5 (congested port sw2:swp5) and the victim h4 -> h6 (sw2:swp6,

@@ -272,7 +272,7 @@ fuzz() {
 	in1 python3 "$HERE/genl_fuzz.py" h1 --count 3000 --seed 4791 || return 1
 	# The fuzzer checked every rejected change; restore what it may have set.
 	local all="rp_enable all np_enable all ecn ect0 pfc_enable none roce_prio dscp link_speed auto"
-	all+=" dscp2prio default"
+	all+=" pfc_rx_xoff 0 pfc_rx_xon 0 tx_qlimit 0 dscp2prio default"
 	in1 "$T" dcqcn profile dev h1 mlx5 && in1 "$T" dcqcn set dev h1 $all &&
 		"$T" dcqcn profile defaults mlx5 && "$T" dcqcn set defaults $all || return 1
 	after=$(in1 "$T" -j dcqcn show; "$T" -j dcqcn show defaults)

@@ -53,10 +53,24 @@ TEST(ToolPfcValues, MasksPrioritiesAndSpeeds) {
     EXPECT_EQ(format_value(*speed, 0), "auto");
 }
 
+TEST(ToolPfcValues, QueueLimitAndWaitsTakeUnits) {
+    const Knob* qlimit = find_knob("tx_qlimit");
+    const Knob* xoff = find_knob("pfc_rx_xoff");
+    ASSERT_TRUE(qlimit != nullptr && xoff != nullptr);
+    EXPECT_EQ(parse_value(*qlimit, "64KiB"), 65536U);
+    EXPECT_EQ(parse_value(*qlimit, "1MB"), 1000000U);
+    EXPECT_EQ(parse_value(*qlimit, "1500"), 1500U);
+    EXPECT_EQ(code_of([&] { (void)parse_value(*qlimit, "12 parsecs"); }), Exit::bad_value);
+    EXPECT_EQ(parse_value(*xoff, "1ms"), 1000U);
+    EXPECT_EQ(parse_value(*xoff, "250"), 250U);
+    EXPECT_EQ(code_of([&] { (void)parse_value(*xoff, "1.5ns"); }), Exit::bad_value);
+}
+
 // NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(ToolPfcRequest, DeviceKnobsAndDscpMap) {
     auto c = parse({"dcqcn", "set", "dev", "r0", "pfc_enable", "0x08", "roce_prio", "3",
-                    "link_speed", "1gbit", "dscp2prio", "26:5,0:1"});
+                    "link_speed", "1gbit", "dscp2prio", "26:5,0:1", "pfc_rx_xoff", "1ms",
+                    "pfc_rx_xon", "200us", "tx_qlimit", "64KiB"});
     ASSERT_EQ(c.dscp2prio.size(), 2U);
     std::vector<uint8_t> base(kDscpCount, 7);
     auto msg = set_request(42, c, base);
@@ -65,6 +79,9 @@ TEST(ToolPfcRequest, DeviceKnobsAndDscpMap) {
     EXPECT_EQ(nl::get_u8(tb[RXECC_ATTR_PFC_ENABLE]), 0x08);
     EXPECT_EQ(nl::get_u8(tb[RXECC_ATTR_ROCE_PRIO]), 3);
     EXPECT_EQ(nl::get_u32(tb[RXECC_ATTR_LINK_MBPS]), 1000U);
+    EXPECT_EQ(nl::get_u32(tb[RXECC_ATTR_PFC_RX_XOFF]), 1000U);
+    EXPECT_EQ(nl::get_u32(tb[RXECC_ATTR_PFC_RX_XON]), 200U);
+    EXPECT_EQ(nl::get_u32(tb[RXECC_ATTR_TX_QLIMIT]), 65536U);
     ASSERT_NE(tb[RXECC_ATTR_DSCP2PRIO], nullptr);
     ASSERT_EQ(mnl_attr_get_payload_len(tb[RXECC_ATTR_DSCP2PRIO]), kDscpCount);
     const auto* map = static_cast<const uint8_t*>(mnl_attr_get_payload(tb[RXECC_ATTR_DSCP2PRIO]));
@@ -93,6 +110,10 @@ TEST(ToolPfcRequest, DeviceKnobsAndDscpMap) {
     e = explain({EINVAL, "integer out of range", offset_of(msg, tb[RXECC_ATTR_ROCE_PRIO])}, msg,
                 "r0");
     EXPECT_EQ(std::string(e.what()), "roce_prio: integer out of range");
+    e = explain(
+        {ERANGE, "pfc_rx_xon: not below pfc_rx_xoff", offset_of(msg, tb[RXECC_ATTR_PFC_RX_XON])},
+        msg, "r0");
+    EXPECT_EQ(std::string(e.what()), "pfc_rx_xon: not below pfc_rx_xoff");
 }
 
 // NOLINTNEXTLINE(readability-function-cognitive-complexity)

@@ -49,6 +49,12 @@ std::string attr_name(const std::vector<uint16_t>& path) {
             return "link_speed";
         case RXECC_ATTR_DSCP2PRIO:
             return "dscp2prio";
+        case RXECC_ATTR_PFC_RX_XOFF:
+            return "pfc_rx_xoff";
+        case RXECC_ATTR_PFC_RX_XON:
+            return "pfc_rx_xon";
+        case RXECC_ATTR_TX_QLIMIT:
+            return "tx_qlimit";
         case RXECC_ATTR_DCQCN: {
             if (path.size() < 2) return "dcqcn";
             const unsigned t = path[1] & NLA_TYPE_MASK;
@@ -69,10 +75,14 @@ void put_switch(nl::Message& msg, const Setting& s) {
         {"pfc_enable", RXECC_ATTR_PFC_ENABLE},
         {"roce_prio", RXECC_ATTR_ROCE_PRIO},
     }};
-    if (s.knob->name == "link_speed") {
-        msg.put_u32(RXECC_ATTR_LINK_MBPS, s.value);
-        return;
-    }
+    static const std::array<std::pair<const char*, uint16_t>, 4> u32_attrs = {{
+        {"link_speed", RXECC_ATTR_LINK_MBPS},
+        {"pfc_rx_xoff", RXECC_ATTR_PFC_RX_XOFF},
+        {"pfc_rx_xon", RXECC_ATTR_PFC_RX_XON},
+        {"tx_qlimit", RXECC_ATTR_TX_QLIMIT},
+    }};
+    for (const auto& [name, type] : u32_attrs)
+        if (s.knob->name == name) msg.put_u32(type, s.value);
     for (const auto& [name, type] : u8_attrs)
         if (s.knob->name == name) msg.put_u8(type, static_cast<uint8_t>(s.value));
 }
@@ -97,6 +107,9 @@ uint32_t knob_value(const Config& cfg, const Knob& knob) {
     if (knob.name == "pfc_enable") return cfg.pfc_enable;
     if (knob.name == "roce_prio") return cfg.roce_prio;
     if (knob.name == "link_speed") return cfg.link_mbps;
+    if (knob.name == "pfc_rx_xoff") return cfg.pfc_rx_xoff;
+    if (knob.name == "pfc_rx_xon") return cfg.pfc_rx_xon;
+    if (knob.name == "tx_qlimit") return cfg.tx_qlimit;
     return cfg.ecn;
 }
 
@@ -129,6 +142,10 @@ Config decode_config(const nlmsghdr* nlh) {
     if (tb[RXECC_ATTR_PFC_ENABLE] != nullptr) c.pfc_enable = nl::get_u8(tb[RXECC_ATTR_PFC_ENABLE]);
     if (tb[RXECC_ATTR_ROCE_PRIO] != nullptr) c.roce_prio = nl::get_u8(tb[RXECC_ATTR_ROCE_PRIO]);
     if (tb[RXECC_ATTR_LINK_MBPS] != nullptr) c.link_mbps = nl::get_u32(tb[RXECC_ATTR_LINK_MBPS]);
+    if (tb[RXECC_ATTR_PFC_RX_XOFF] != nullptr)
+        c.pfc_rx_xoff = nl::get_u32(tb[RXECC_ATTR_PFC_RX_XOFF]);
+    if (tb[RXECC_ATTR_PFC_RX_XON] != nullptr) c.pfc_rx_xon = nl::get_u32(tb[RXECC_ATTR_PFC_RX_XON]);
+    if (tb[RXECC_ATTR_TX_QLIMIT] != nullptr) c.tx_qlimit = nl::get_u32(tb[RXECC_ATTR_TX_QLIMIT]);
     if (const nlattr* a = tb[RXECC_ATTR_DSCP2PRIO];
         a != nullptr && mnl_attr_get_payload_len(a) == kDscpCount) {
         const auto* p = static_cast<const uint8_t*>(mnl_attr_get_payload(a));

@@ -30,6 +30,9 @@ struct Config {
     uint8_t pfc_enable = 0;
     uint8_t roce_prio = 8;
     uint32_t link_mbps = 0;
+    uint32_t pfc_rx_xoff = 0;
+    uint32_t pfc_rx_xon = 0;
+    uint32_t tx_qlimit = 0;
     std::vector<uint8_t> dscp2prio;  // 64 entries
 };
 

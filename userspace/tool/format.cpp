@@ -96,6 +96,9 @@ nlohmann::json to_json(const Config& c) {
     j["pfc_enable"] = c.pfc_enable;
     j["roce_prio"] = format_value(*find_knob("roce_prio"), c.roce_prio);
     j["link_mbps"] = c.link_mbps;
+    j["pfc_rx_xoff"] = c.pfc_rx_xoff;
+    j["pfc_rx_xon"] = c.pfc_rx_xon;
+    j["tx_qlimit"] = c.tx_qlimit;
     j["dscp2prio"] = c.dscp2prio;
     auto& params = j["dcqcn"];
     params = nlohmann::json::object();

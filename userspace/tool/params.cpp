@@ -37,6 +37,9 @@ std::vector<Knob> make_knobs() {
     all.push_back({"pfc_enable", Unit::prio_mask, "prio mask", 0, 0xff, -1});
     all.push_back({"roce_prio", Unit::prio, "prio|dscp", 0, 8, -1});
     all.push_back({"link_speed", Unit::speed, "Mbps|auto", 0, 1000000, -1});
+    all.push_back({"pfc_rx_xoff", Unit::micros, "us", 0, 1000000, -1});
+    all.push_back({"pfc_rx_xon", Unit::micros, "us", 0, 1000000, -1});
+    all.push_back({"tx_qlimit", Unit::bytes, "bytes", 0, 1U << 30U, -1});
     return all;
 }
 
@@ -190,6 +193,17 @@ uint32_t parse_value(const Knob& knob, std::string_view text) {
                                 "a byte count (64-byte units by default; B, KB, KiB, MB, MiB, GB, "
                                 "GiB: a multiple of 64 B)");
         }
+        case Unit::bytes:
+            return parse_scaled(knob, text,
+                                {{"", 1},
+                                 {"b", 1},
+                                 {"kb", 1000},
+                                 {"kib", 1024},
+                                 {"mb", 1000000},
+                                 {"mib", 1048576},
+                                 {"gb", 1000000000},
+                                 {"gib", 1073741824}},
+                                1, "a byte count (B, KB, KiB, MB, MiB, GB, GiB)");
         case Unit::percent:
             return parse_scaled(knob, text, {{"", 1}, {"%", 1}}, 1, "a percentage");
         case Unit::plain:

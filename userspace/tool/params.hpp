@@ -18,6 +18,7 @@ enum class Unit {
     micros,     // microseconds: 300, 300us, 1.5ms, 2s, 4000ns
     mbps,       // Mbit/s: 5, 5mbit, 100kbit, 25gbit
     units64,    // 64-byte units: 32767, or bytes with a suffix: 2MiB, 640B
+    bytes,      // bytes: 65536, 64KiB, 1MB
     percent,    // 50, 50%
     plain,      // an integer in the unit named by `unit_name`
     prio_mask,  // bit p = priority p: 0xff, 255, all, none
@@ -36,7 +37,8 @@ struct Knob {
 };
 
 // Every knob, DCQCN parameters first in table order, then rp_enable,
-// np_enable, ecn, pfc_enable, roce_prio, link_speed.
+// np_enable, ecn, pfc_enable, roce_prio, link_speed, pfc_rx_xoff, pfc_rx_xon,
+// tx_qlimit.
 [[nodiscard]] const std::vector<Knob>& knobs();
 [[nodiscard]] const Knob* find_knob(std::string_view name);
 

@@ -28,15 +28,15 @@ enum rxecc_cmd {
 	 * Configuration of one device (doit, DEV_NAME or DEV_INDEX) or of
 	 * every visible device (dump). Reply: device attributes, PROFILE,
 	 * DCQCN, RP_ENABLE, NP_ENABLE, ECN, PFC_ENABLE, ROCE_PRIO, DSCP2PRIO,
-	 * LINK_MBPS.
+	 * LINK_MBPS, PFC_RX_XOFF, PFC_RX_XON, TX_QLIMIT.
 	 */
 	RXECC_CMD_DEV_GET,
 	/*
 	 * Change one device: PROFILE is loaded first, then the DCQCN values,
-	 * RP_ENABLE, NP_ENABLE, ECN, PFC_ENABLE, ROCE_PRIO, DSCP2PRIO and
-	 * LINK_MBPS given are applied on top; the result is
-	 * checked as a whole and replaces the device's configuration in one
-	 * step (its live QPs see all of it or none of it).
+	 * RP_ENABLE, NP_ENABLE, ECN, PFC_ENABLE, ROCE_PRIO, DSCP2PRIO,
+	 * LINK_MBPS, PFC_RX_XOFF, PFC_RX_XON and TX_QLIMIT given are applied
+	 * on top; the result is checked as a whole and replaces the device's
+	 * configuration in one step (its live QPs see all of it or none of it).
 	 */
 	RXECC_CMD_DEV_SET,
 	/* The configuration new devices start with; no device attribute. */
@@ -90,6 +90,20 @@ enum rxecc_attr {
 	 * LINE_KBPS reports the speed in use.
 	 */
 	RXECC_ATTR_LINK_MBPS,
+	/*
+	 * u32, microseconds: a received packet of a PFC priority that waited
+	 * this long in the receive backlog (netif_rx() to rxe_rcv()) makes
+	 * the device send XOFF to its link partner (0: it never does); one
+	 * that waited PFC_RX_XON or less (below PFC_RX_XOFF) makes it send XON.
+	 */
+	RXECC_ATTR_PFC_RX_XOFF,
+	RXECC_ATTR_PFC_RX_XON,
+	/*
+	 * u32, bytes (up to 1 GiB): while the host's egress qdisc that a QP's
+	 * packets enter holds this much or more, the QP waits a packet time
+	 * before it builds its next packet (0: it never does).
+	 */
+	RXECC_ATTR_TX_QLIMIT,
 
 	__RXECC_ATTR_MAX,
 	RXECC_ATTR_MAX = __RXECC_ATTR_MAX - 1

@@ -42,9 +42,12 @@ struct rxecc_cc_config {
 	u8 rp_enable;		/* bit p: reaction point on for priority p */
 	u8 np_enable;		/* bit p: notification point on for priority p */
 	u8 ecn;			/* ECN field of data packets: 0 = as the AV says */
-	u8 pfc_enable;		/* bit p: PFC frames honoured for priority p */
+	u8 pfc_enable;		/* bit p: PFC frames honoured (and sent) for priority p */
+	u32 pfc_rx_xoff;	/* us in the receive backlog: send XOFF; 0 = never */
+	u32 pfc_rx_xon;		/* ... and XON again */
 	u8 roce_prio;		/* 0..7: priority of every packet; 8: dscp2prio */
 	u32 link_mbps;		/* port speed; 0: as the netdev reports */
+	u32 tx_qlimit;		/* bytes in the egress qdisc: QPs wait; 0 = off */
 	u8 dscp2prio[64];	/* priority of each DSCP */
 };
 
@@ -64,6 +67,16 @@ struct rxecc_pfc {
 	/* jiffies: until then QPs of the priority ask for an ACK per packet */
 	unsigned long ack_until[8];
 	unsigned long ack_until_any;	/* the latest of them */
+	/* sending PFC: the receive backlog delay of each priority */
+	u8 rx_on;			/* bit p: sending on for priority p */
+	bool rx_tstamp;			/* holds net_enable_timestamp() */
+	u64 rx_wait[8];			/* ns the last packet waited */
+	u64 rx_last[8];			/* ns, when it was taken */
+	u8 xoff_sent;			/* bit p: XOFF sent, XON not yet */
+	u64 xoff_since[8];		/* ns */
+	u64 refresh_at;			/* ns, next XOFF refresh */
+	bool tx_kick;			/* the send timer is due now */
+	struct hrtimer tx_timer;	/* sends XOFF, refreshes, XON */
 };
 
 /*
@@ -117,6 +130,8 @@ struct rxecc_qp {
 #define RXECC_PFC_RX_PAUSE_DURATION	1	/* us p was paused */
 #define RXECC_PFC_RX_PAUSE_TRANSITION	2	/* times p went running -> paused */
 #define RXECC_PFC_CNT(p, k) (RXECC_CNT_PFC_PRIO + (p) * RXECC_PFC_PRIO_COUNTERS + (k))
+/* and 8 * 2 from RXECC_CNT_PFC_TX_PRIO: tx_prio<p>_pause, ..._duration (us) */
+#define RXECC_PFC_TX_CNT(p, k) (RXECC_CNT_PFC_TX_PRIO + (p) * 2 + (k))
 
 /* The RoCEv2 CNP: BTH opcode 0x81 with BECN, then 16 reserved bytes. */
 #define RXECC_OPCODE_CNP	0x81
@@ -217,6 +232,8 @@ void rxecc_pfc_qp_init(struct rxe_qp *qp);
 void rxecc_pfc_qp_forget(struct rxe_qp *qp);
 bool rxecc_pfc_wait(struct rxe_qp *qp, bool resp);
 bool rxecc_pfc_ack_req(struct rxe_qp *qp);
+void rxecc_pfc_rx(struct rxe_dev *rxe, const struct sk_buff *skb, u8 dsfield);
+void rxecc_pfc_cfg_changed(struct rxe_dev *rxe, const struct rxecc_cc_config *cfg);
 
 /* Generic netlink family "rxecc" (rxecc_nl.c). */
 int rxecc_nl_init(void);

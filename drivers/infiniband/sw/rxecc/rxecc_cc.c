@@ -17,10 +17,12 @@
  * defaults, which the module parameters set at load time.
  */
 #include <linux/ethtool.h>
+#include <linux/if_vlan.h>
 #include <linux/module.h>
 #include <linux/rtnetlink.h>
 #include <net/inet_ecn.h>
 #include <net/ipv6.h>
+#include <net/sch_generic.h>
 #include <rdma/rdma_netlink.h>
 #include <rdma/restrack.h>
 #include "rxe.h"
@@ -88,8 +90,11 @@ void rxecc_cc_replace_defaults(struct rxecc_cc_config *new)
 /* Install @new (allocated with kmalloc) as the configuration of @rxe. */
 void rxecc_cc_replace(struct rxe_dev *rxe, struct rxecc_cc_config *new)
 {
-	rxecc_cc_free(rcu_replace_pointer(rxe->cc.cfg, new,
-					  lockdep_is_held(&rxecc_cc_mutex)));
+	struct rxecc_cc_config *old;
+
+	old = rcu_replace_pointer(rxe->cc.cfg, new, lockdep_is_held(&rxecc_cc_mutex));
+	rxecc_pfc_cfg_changed(rxe, new);
+	rxecc_cc_free(old);
 }
 
 /* The profile whose values @p equals, or -1 (custom). */
@@ -575,40 +580,113 @@ out:
 	return wait;
 }
 
+/*
+ * The QP waits for the time one MTU-sized packet takes on the link (at least
+ * RXECC_TX_RETRY_MIN_NS): its timer schedules the requester or, with @resp,
+ * the responder then, never later than a wake-up already due.
+ */
+#define RXECC_TX_RETRY_MIN_NS	10000
+
+static void rxecc_tx_defer(struct rxe_qp *qp, const struct rxecc_cc_config *cfg,
+			   bool resp)
+{
+	u64 mbps = rxecc_link_mbps(to_rdev(qp->ibqp.device), cfg);
+	struct rxecc_qp *cc = &qp->cc;
+	unsigned long flags;
+	ktime_t when;
+	u64 wait;
+
+	wait = max_t(u64, div64_u64((u64)(qp->mtu + RXECC_WIRE_OVERHEAD) * 8000, mbps),
+		     RXECC_TX_RETRY_MIN_NS);
+	spin_lock_irqsave(&cc->lock, flags);
+	if (resp)
+		cc->wait_resp = 1;
+	else
+		cc->wait_req = 1;
+	when = ns_to_ktime(ktime_get_ns() + wait);
+	if (!hrtimer_is_queued(&cc->rl_timer) ||
+	    ktime_before(when, hrtimer_get_expires(&cc->rl_timer)))
+		hrtimer_start(&cc->rl_timer, when, HRTIMER_MODE_ABS_SOFT);
+	spin_unlock_irqrestore(&cc->lock, flags);
+}
+
+/*
+ * Bytes queued in the host's own egress qdisc that packets of priority @prio
+ * leaving @dev enter: the root qdisc's backlog, or on a multiqueue root (mq,
+ * mqprio) the backlog of the transmit queues of @prio's traffic class (all
+ * of them without classes). RCU read side held.
+ */
+static u32 rxecc_egress_backlog(struct net_device *dev, u8 prio)
+{
+	struct Qdisc *q = rcu_dereference(dev->qdisc);
+	unsigned int first = 0, n, i;
+	u32 qlen, backlog, sum = 0;
+
+	if (!(q->flags & TCQ_F_MQROOT)) {
+		qdisc_qstats_qlen_backlog(q, &qlen, &backlog);
+		return backlog;
+	}
+	n = dev->real_num_tx_queues;
+	if (netdev_get_num_tc(dev)) {
+		int tc = netdev_get_prio_tc_map(dev, prio);
+
+		first = dev->tc_to_txq[tc].offset;
+		n = dev->tc_to_txq[tc].count;
+	}
+	for (i = first; i < first + n && i < dev->real_num_tx_queues; i++) {
+		q = rcu_dereference(netdev_get_tx_queue(dev, i)->qdisc);
+		qdisc_qstats_qlen_backlog(q, &qlen, &backlog);
+		sum += backlog;
+	}
+	return sum;
+}
+
+/*
+ * The local egress queue: while the qdisc the QP's packets enter holds
+ * tx_qlimit bytes or more, the QP waits a packet time instead of adding to
+ * it (and, when it fills, being dropped there).
+ */
+static bool rxecc_egress_wait(struct rxe_qp *qp, bool resp)
+{
+	struct rxe_dev *rxe = to_rdev(qp->ibqp.device);
+	struct net_device *dev = rxe->ndev;
+	struct rxecc_cc_config *cfg;
+	bool wait = false;
+
+	rcu_read_lock();
+	cfg = rxecc_qp_cfg(qp);
+	if (likely(!cfg->tx_qlimit))
+		goto out;
+	if (is_vlan_dev(dev))
+		dev = vlan_dev_real_dev(dev);
+	if (rxecc_egress_backlog(dev, rxecc_qp_prio(qp, cfg)) >= cfg->tx_qlimit) {
+		rxecc_tx_defer(qp, cfg, resp);
+		wait = true;
+	}
+out:
+	rcu_read_unlock();
+	if (wait)
+		rxe_counter_inc(rxe, RXECC_CNT_TX_QUEUE_DEFERRED);
+	return wait;
+}
+
 bool rxecc_tx_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp)
 {
-	return rxecc_pfc_wait(qp, resp) || rxecc_rp_wait(qp, opcode, payload, resp);
+	return rxecc_pfc_wait(qp, resp) || rxecc_egress_wait(qp, resp) ||
+	       rxecc_rp_wait(qp, opcode, payload, resp);
 }
 
 /*
  * The local stack dropped the requester's packet (a full qdisc; rxe rolled
  * the send queue back): instead of building it again at once, and again
- * while the queue stays full, the requester waits for the time one
- * MTU-sized packet takes on the link (at least RXECC_TX_RETRY_MIN_NS). It is
+ * while the queue stays full, the requester waits a packet time. It is
  * also woken earlier when its packets in flight drain (need_req_skb).
  */
-#define RXECC_TX_RETRY_MIN_NS	10000
-
 void rxecc_tx_dropped(struct rxe_qp *qp)
 {
-	struct rxecc_qp *cc = &qp->cc;
-	unsigned long flags;
-	u64 wait, mbps;
-	ktime_t when;
-
 	rcu_read_lock();
-	mbps = rxecc_link_mbps(to_rdev(qp->ibqp.device), rxecc_qp_cfg(qp));
+	rxecc_tx_defer(qp, rxecc_qp_cfg(qp), false);
 	rcu_read_unlock();
-	wait = max_t(u64, div64_u64((u64)(qp->mtu + RXECC_WIRE_OVERHEAD) * 8000, mbps),
-		     RXECC_TX_RETRY_MIN_NS);
-	spin_lock_irqsave(&cc->lock, flags);
-	cc->wait_req = 1;
-	when = ns_to_ktime(ktime_get_ns() + wait);
-	/* never later than a wake-up already due for the responder */
-	if (!hrtimer_is_queued(&cc->rl_timer) ||
-	    ktime_before(when, hrtimer_get_expires(&cc->rl_timer)))
-		hrtimer_start(&cc->rl_timer, when, HRTIMER_MODE_ABS_SOFT);
-	spin_unlock_irqrestore(&cc->lock, flags);
 	rxe_counter_inc(to_rdev(qp->ibqp.device), RXECC_CNT_TX_LOCAL_RETRY);
 }
 
@@ -692,6 +770,7 @@ void rxecc_np_rcv(struct rxe_pkt_info *pkt, struct sk_buff *skb)
 	u64 when = 0;
 	bool on;
 
+	rxecc_pfc_rx(pkt->rxe, skb, ds);
 	if (likely(!INET_ECN_is_ce(ds)))
 		return;
 	rxe_counter_inc(pkt->rxe, RXECC_CNT_NP_ECN_MARKED);

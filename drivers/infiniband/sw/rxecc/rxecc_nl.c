@@ -74,8 +74,10 @@ static const struct nla_policy rxecc_nl_dcqcn_policy[RXECC_DCQCN_A_MAX + 1] = {
 /* "rp_time_reset: out of range 1..1000000 us": extack needs static text. */
 static char rxecc_nl_range_msg[RXECC_DCQCN_NUM_PARAMS][96];
 
-/* LINK_MBPS: 0 (the netdev's) up to 1 Tbit/s */
+/* LINK_MBPS: 0 (the netdev's) up to 1 Tbit/s; PFC_RX_XOFF/XON: up to 1 s in us */
 static struct netlink_range_validation rxecc_nl_link_range = { .max = 1000000 };
+/* TX_QLIMIT: bytes, up to 1 GiB */
+static struct netlink_range_validation rxecc_nl_qlimit_range = { .max = 1U << 30 };
 
 #define RXECC_NL_DEV_POLICY \
 	[RXECC_ATTR_DEV_INDEX] = { .type = NLA_U32 }, \
@@ -94,19 +96,22 @@ static struct netlink_range_validation rxecc_nl_link_range = { .max = 1000000 };
 	[RXECC_ATTR_PFC_ENABLE] = { .type = NLA_U8 }, \
 	[RXECC_ATTR_ROCE_PRIO] = NLA_POLICY_MAX(NLA_U8, RXECC_ROCE_PRIO_DSCP), \
 	[RXECC_ATTR_DSCP2PRIO] = NLA_POLICY_EXACT_LEN(64), \
-	[RXECC_ATTR_LINK_MBPS] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_link_range)
+	[RXECC_ATTR_LINK_MBPS] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_link_range), \
+	[RXECC_ATTR_PFC_RX_XOFF] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_link_range), \
+	[RXECC_ATTR_PFC_RX_XON] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_link_range), \
+	[RXECC_ATTR_TX_QLIMIT] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_qlimit_range)
 
 static const struct nla_policy rxecc_nl_dev_policy[RXECC_ATTR_DEV_NAME + 1] = {
 	RXECC_NL_DEV_POLICY,
 };
 
-static const struct nla_policy rxecc_nl_set_policy[RXECC_ATTR_LINK_MBPS + 1] = {
+static const struct nla_policy rxecc_nl_set_policy[RXECC_ATTR_TX_QLIMIT + 1] = {
 	RXECC_NL_DEV_POLICY,
 	RXECC_NL_CFG_POLICY,
 };
 
 /* The defaults have no device: the device attributes are rejected. */
-static const struct nla_policy rxecc_nl_defaults_policy[RXECC_ATTR_LINK_MBPS + 1] = {
+static const struct nla_policy rxecc_nl_defaults_policy[RXECC_ATTR_TX_QLIMIT + 1] = {
 	[RXECC_ATTR_DEV_INDEX] = { .type = NLA_REJECT,
 				   .reject_message = "the defaults belong to no device" },
 	[RXECC_ATTR_DEV_NAME] = { .type = NLA_REJECT,
@@ -186,7 +191,10 @@ static int rxecc_nl_put_cfg(struct sk_buff *msg, const struct rxecc_cc_config *c
 	    nla_put_u8(msg, RXECC_ATTR_PFC_ENABLE, cfg->pfc_enable) ||
 	    nla_put_u8(msg, RXECC_ATTR_ROCE_PRIO, cfg->roce_prio) ||
 	    nla_put(msg, RXECC_ATTR_DSCP2PRIO, sizeof(cfg->dscp2prio), cfg->dscp2prio) ||
-	    nla_put_u32(msg, RXECC_ATTR_LINK_MBPS, cfg->link_mbps))
+	    nla_put_u32(msg, RXECC_ATTR_LINK_MBPS, cfg->link_mbps) ||
+	    nla_put_u32(msg, RXECC_ATTR_PFC_RX_XOFF, cfg->pfc_rx_xoff) ||
+	    nla_put_u32(msg, RXECC_ATTR_PFC_RX_XON, cfg->pfc_rx_xon) ||
+	    nla_put_u32(msg, RXECC_ATTR_TX_QLIMIT, cfg->tx_qlimit))
 		return -EMSGSIZE;
 	nest = nla_nest_start(msg, RXECC_ATTR_DCQCN);
 	if (!nest)
@@ -346,6 +354,19 @@ static struct rxecc_cc_config *rxecc_nl_build(const struct rxecc_cc_config *old,
 		new->roce_prio = nla_get_u8(attrs[RXECC_ATTR_ROCE_PRIO]);
 	if (attrs[RXECC_ATTR_LINK_MBPS])
 		new->link_mbps = nla_get_u32(attrs[RXECC_ATTR_LINK_MBPS]);
+	if (attrs[RXECC_ATTR_PFC_RX_XOFF])
+		new->pfc_rx_xoff = nla_get_u32(attrs[RXECC_ATTR_PFC_RX_XOFF]);
+	if (attrs[RXECC_ATTR_PFC_RX_XON])
+		new->pfc_rx_xon = nla_get_u32(attrs[RXECC_ATTR_PFC_RX_XON]);
+	if (attrs[RXECC_ATTR_TX_QLIMIT])
+		new->tx_qlimit = nla_get_u32(attrs[RXECC_ATTR_TX_QLIMIT]);
+	if (new->pfc_rx_xoff && new->pfc_rx_xon >= new->pfc_rx_xoff) {
+		NL_SET_ERR_MSG_ATTR(extack, attrs[RXECC_ATTR_PFC_RX_XON] ?:
+				    attrs[RXECC_ATTR_PFC_RX_XOFF],
+				    "pfc_rx_xon: not below pfc_rx_xoff");
+		err = -ERANGE;
+		goto fail;
+	}
 	a = attrs[RXECC_ATTR_DSCP2PRIO];
 	if (a) {
 		const u8 *map = nla_data(a);

@@ -13,7 +13,18 @@
  * packet is built) and wait on the device's list for the priority; the end
  * of the pause (XON, or the device's hrtimer at expiry) schedules them
  * again. QPs of other priorities keep sending.
+ *
+ * The device also sends PFC frames to its link partner when its own
+ * receive backlog of a PFC priority grows. rxe takes packets from the CPU's
+ * input queue (netif_rx() put them there) and handles each at once, so the
+ * backlog a software RNIC has is that queue; rxecc measures how long every
+ * packet of a priority (its DSCP through dscp2prio) waited in it. When one
+ * waited pfc_rx_xoff microseconds or more, a soft hrtimer sends XOFF out of
+ * the netdev (past its queues, as a MAC control frame), refreshes it at half
+ * its pause time and sends XON when a packet waited pfc_rx_xon or less, or
+ * when none came for pfc_rx_xoff.
  */
+#include <linux/if_vlan.h>
 #include <linux/netdevice.h>
 #include <rdma/ib_verbs.h>
 #include <net/rxecc_pfc.h>
@@ -41,6 +52,163 @@ u32 rxecc_link_mbps(struct rxe_dev *rxe, const struct rxecc_cc_config *cfg)
 		return cfg->link_mbps;
 	kbps = READ_ONCE(rxe->cc.line_kbps);
 	return kbps ? div_u64(kbps, 1000) : RXECC_DEFAULT_LINK_MBPS;
+}
+
+/* Run the send timer now (every start of it is under the lock). */
+static void rxecc_pfc_tx_kick(struct rxecc_pfc *pfc)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&pfc->lock, flags);
+	if (!pfc->tx_kick) {
+		pfc->tx_kick = true;
+		hrtimer_start(&pfc->tx_timer, 0, HRTIMER_MODE_REL_SOFT);
+	}
+	spin_unlock_irqrestore(&pfc->lock, flags);
+}
+
+/*
+ * rxe_rcv(), every packet it accepted: how long it waited in the receive
+ * backlog, from netif_rx() on the netdev (which stamps it while any device
+ * sends PFC: net_enable_timestamp()) until now. That is the time the CPU's
+ * input queue held it, the software counterpart of an RNIC's receive buffer.
+ */
+void rxecc_pfc_rx(struct rxe_dev *rxe, const struct sk_buff *skb, u8 dsfield)
+{
+	struct rxecc_pfc *pfc = &rxe->cc.pfc;
+	u8 on = READ_ONCE(pfc->rx_on);
+	struct rxecc_cc_config *cfg;
+	u64 limit;
+	s64 wait;
+	u8 prio;
+
+	if (likely(!on) || !skb->tstamp || skb->mono_delivery_time)
+		return;
+	rcu_read_lock();
+	cfg = rcu_dereference(rxe->cc.cfg);
+	if (!cfg)
+		goto out;
+	prio = cfg->dscp2prio[dsfield >> 2];
+	if (!(on & BIT(prio)))
+		goto out;
+	wait = max_t(s64, ktime_get_real_ns() - ktime_to_ns(skb->tstamp), 0);
+	WRITE_ONCE(pfc->rx_wait[prio], wait);
+	WRITE_ONCE(pfc->rx_last[prio], ktime_get_ns());
+	if (READ_ONCE(pfc->xoff_sent) & BIT(prio)) {
+		limit = (u64)cfg->pfc_rx_xon * NSEC_PER_USEC;
+		if (wait <= limit)
+			rxecc_pfc_tx_kick(pfc);
+	} else {
+		limit = (u64)cfg->pfc_rx_xoff * NSEC_PER_USEC;
+		if (wait >= limit)
+			rxecc_pfc_tx_kick(pfc);
+	}
+out:
+	rcu_read_unlock();
+}
+
+/*
+ * The configuration changed (mutex held, @cfg installed; NULL: the device
+ * goes, after rxecc_pfc_dev_exit()).
+ */
+void rxecc_pfc_cfg_changed(struct rxe_dev *rxe, const struct rxecc_cc_config *cfg)
+{
+	struct rxecc_pfc *pfc = &rxe->cc.pfc;
+	u8 on = cfg && cfg->pfc_rx_xoff ? cfg->pfc_enable : 0;
+
+	if (on && !pfc->rx_tstamp)
+		net_enable_timestamp();
+	else if (!on && pfc->rx_tstamp)
+		net_disable_timestamp();
+	pfc->rx_tstamp = on;
+	WRITE_ONCE(pfc->rx_on, on);
+	/* the timer sends XON for what is no longer on */
+	if (cfg && READ_ONCE(pfc->xoff_sent))
+		rxecc_pfc_tx_kick(pfc);
+}
+
+/* Send one PFC frame out of the device's netdev (no lock held). */
+static void rxecc_pfc_send(struct rxe_dev *rxe, u8 enable, u8 xoff)
+{
+	struct sk_buff *skb;
+	int p;
+
+	struct net_device *dev = rxe->ndev;
+
+	/* a MAC control frame: untagged, past the port's queues */
+	if (is_vlan_dev(dev))
+		dev = vlan_dev_real_dev(dev);
+	skb = pfc_frame_build(dev, enable, xoff, PFC_QUANTA_MAX);
+	if (!skb || __dev_direct_xmit(skb, 0) != NET_XMIT_SUCCESS) {
+		rxe_counter_inc(rxe, RXE_CNT_SEND_ERR);
+		return;
+	}
+	for (p = 0; p < PFC_NUM_PRIO; p++)
+		if (enable & BIT(p))
+			rxe_counter_inc(rxe, RXECC_PFC_TX_CNT(p, 0));
+}
+
+/*
+ * Per priority: XOFF when a packet waited pfc_rx_xoff or longer; then a
+ * refresh at half the pause time while it lasts; XON when a packet waited
+ * pfc_rx_xon or less, or when none came for pfc_rx_xoff (the link partner
+ * holds them; nothing of the priority is left here), or when sending is off.
+ */
+static enum hrtimer_restart rxecc_pfc_tx_timer_fn(struct hrtimer *t)
+{
+	struct rxecc_pfc *pfc = container_of(t, struct rxecc_pfc, tx_timer);
+	struct rxe_dev *rxe = container_of(pfc, struct rxe_dev, cc.pfc);
+	u8 xoff = 0, xon = 0, refresh = 0, on = READ_ONCE(pfc->rx_on);
+	u64 now, half = 0, xoff_ns = 0, xon_ns = 0, next;
+	struct rxecc_cc_config *cfg;
+	unsigned long flags;
+	int p;
+
+	rcu_read_lock();
+	cfg = rcu_dereference(rxe->cc.cfg);
+	if (cfg) {
+		half = pfc_quanta_ns(PFC_QUANTA_MAX, rxecc_link_mbps(rxe, cfg)) / 2;
+		xoff_ns = (u64)cfg->pfc_rx_xoff * NSEC_PER_USEC;
+		xon_ns = (u64)cfg->pfc_rx_xon * NSEC_PER_USEC;
+	} else {
+		on = 0;
+	}
+	rcu_read_unlock();
+	spin_lock_irqsave(&pfc->lock, flags);
+	pfc->tx_kick = false;
+	now = ktime_get_ns();
+	next = pfc->refresh_at;
+	for (p = 0; p < PFC_NUM_PRIO; p++) {
+		u64 wait = READ_ONCE(pfc->rx_wait[p]);
+		u64 quiet = READ_ONCE(pfc->rx_last[p]) + xoff_ns;
+		bool sent = pfc->xoff_sent & BIT(p);
+
+		if (sent && (!(on & BIT(p)) || wait <= xon_ns || now >= quiet)) {
+			xon |= BIT(p);
+			pfc->xoff_sent &= ~BIT(p);
+			atomic64_add(div_u64(now - pfc->xoff_since[p], NSEC_PER_USEC),
+				     &rxe->stats_counters[RXECC_PFC_TX_CNT(p, 1)]);
+		} else if (!sent && (on & BIT(p)) && wait >= xoff_ns && now < quiet) {
+			xoff |= BIT(p);
+			pfc->xoff_sent |= BIT(p);
+			pfc->xoff_since[p] = now;
+		} else if (sent && now >= pfc->refresh_at) {
+			refresh |= BIT(p);
+		}
+		if (pfc->xoff_sent & BIT(p))
+			next = min(next, quiet);
+	}
+	if (xoff || refresh) {
+		pfc->refresh_at = now + half;
+		next = min(next, pfc->refresh_at);
+	}
+	if (pfc->xoff_sent)
+		hrtimer_start(&pfc->tx_timer, ns_to_ktime(max(next, now)),
+			      HRTIMER_MODE_ABS_SOFT);
+	spin_unlock_irqrestore(&pfc->lock, flags);
+	if (xoff | xon | refresh)
+		rxecc_pfc_send(rxe, xoff | xon | refresh, xoff | refresh);
+	return HRTIMER_NORESTART;
 }
 
 /* Priority @p runs again (lock held); its waiting QPs are scheduled. */
@@ -181,6 +349,8 @@ int rxecc_pfc_init(void)
 {
 	BUILD_BUG_ON(RXECC_CNT_PFC_PRIO_END + 1 !=
 		     RXECC_PFC_CNT(PFC_NUM_PRIO, 0));
+	BUILD_BUG_ON(RXECC_CNT_PFC_TX_PRIO_END + 1 !=
+		     RXECC_PFC_TX_CNT(PFC_NUM_PRIO, 0));
 	dev_add_pack(&rxecc_pfc_packet_type);
 	return 0;
 }
@@ -201,14 +371,21 @@ void rxecc_pfc_dev_init(struct rxe_dev *rxe)
 		pfc->ack_until[p] = jiffies;
 	hrtimer_init(&pfc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	pfc->timer.function = rxecc_pfc_timer_fn;
+	hrtimer_init(&pfc->tx_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	pfc->tx_timer.function = rxecc_pfc_tx_timer_fn;
 	for (p = 0; p < PFC_NUM_PRIO; p++)
 		INIT_LIST_HEAD(&pfc->waiters[p]);
 }
 
-/* Deallocation: no QP and no PFC frame handler uses the device any more. */
+/*
+ * Deallocation: no QP, no PFC frame handler and no received packet uses the
+ * device any more. A pause it sent lapses at the link partner by itself.
+ */
 void rxecc_pfc_dev_exit(struct rxe_dev *rxe)
 {
+	WRITE_ONCE(rxe->cc.pfc.rx_on, 0);
 	hrtimer_cancel(&rxe->cc.pfc.timer);
+	hrtimer_cancel(&rxe->cc.pfc.tx_timer);
 }
 
 void rxecc_pfc_qp_init(struct rxe_qp *qp)
