@@ -1,42 +1,58 @@
 #!/bin/bash
-# `make demo`: boot two guests joined by a link, one rdma_rxecc device each,
-# and measure bandwidth and latency between them with perftest. Prints the
-# numbers and keeps the reports in OUT/demo (OUT defaults to ./out).
+# SPDX-License-Identifier: GPL-2.0
+# `make demo`: the congestion lab. One guest, the namespace fabric: N senders
+# write to one receiver through a switch port that is the bottleneck, and a
+# probe host measures latency through the same port; the same workload runs
+# in each mode of the scenario (default ci/lab/incast.conf: no PFC/no DCQCN,
+# PFC only, DCQCN only, DCQCN + PFC). Prints the table and writes
+# OUT/lab/report.{md,json} and the plots (OUT/lab/*.png).
+#   ci/demo.sh [OUT]
+# Environment (make demo VAR=...): SCENARIO (a scenario file), SENDERS, RATE,
+# DURATION, PROFILE, MODES, and LAB_<KEY> for any other scenario key
+# (LAB_XOFF=32KiB); docs/lab.md.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:-$top/out}
-echo "demo: booting two guests (QEMU TCG) joined by a link; rdma_rxecc on both; perftest from guest 1 to guest 0"
-"$top/ci/vm.sh" --name demo --guests 2 --link 0-1 --timeout 600 --quiet -- "$top/ci/guest/demo.sh" &
+out=$(realpath -m "${1:-$top/out}")/lab
+scenario=${SCENARIO:-$top/ci/lab/incast.conf}
+run=$top/build/vm/runs/demo/g0
+work=$top/build/lab
+mkdir -p "$work"
+
+overrides=()
+for k in SENDERS RATE DURATION PROFILE MODES; do
+	[ -n "${!k:-}" ] && overrides+=("${k,,}=${!k}")
+done
+while IFS='=' read -r k v; do
+	k=${k#LAB_}
+	[ -n "$v" ] && overrides+=("${k,,}=$v")
+done < <(env | grep '^LAB_[A-Z_]*=' || true)
+[ -f "$scenario" ] || { echo "demo: scenario '$scenario': no such file" >&2; exit 2; }
+python3 "$top/ci/lab/lab.py" scenario "$scenario" "$work/scenario.sh" "$work/scenario.json" \
+	"${overrides[@]}" || exit 2
+command -v gnuplot >/dev/null || { echo "demo: gnuplot is not installed (make deps)" >&2; exit 1; }
+
+modes=$(python3 -c 'import json,sys; print(" ".join(m["name"] for m in json.load(open(sys.argv[1]))["modes"]))' \
+	"$work/scenario.json")
+echo "demo: booting one guest (QEMU TCG, 2 vCPUs); modes: $modes; scenario $scenario${overrides[*]:+ (${overrides[*]})}"
+start=$SECONDS
+rm -f "$run/output.txt"		# not the last run's progress
+"$top/ci/vm.sh" --name demo --smp 2 --timeout 900 --quiet -- "$top/ci/guest/lab.sh" "$work/scenario.sh" &
 pid=$!
-# Progress: the client's lines as they come.
-tail -n +1 -F --pid=$pid "$top/build/vm/runs/demo/g1/output.txt" 2>/dev/null | grep --line-buffered '^demo:' &
+# Progress: the guest's "lab:" lines as they come.
+tail -n +1 -F --pid=$pid "$run/output.txt" 2>/dev/null | grep --line-buffered '^lab:' &
 wait $pid
 rc=$?
 sleep 0.5
-[ $rc -eq 0 ] || { echo "demo: the guest run failed (exit $rc; logs in build/vm/runs/demo)" >&2; exit 1; }
+if [ $rc -ne 0 ]; then
+	echo "demo: the guest run failed (exit $rc; logs in build/vm/runs/demo/g0)" >&2
+	[ -d "$run/lab" ] || exit 1
+	echo "demo: reporting what was recorded" >&2
+fi
+rm -rf "$out"
 mkdir -p "$out"
-rm -rf "$out/demo"
-mkdir -p "$out/demo"
-cp "$top"/build/vm/runs/demo/g0/demo/*.log "$top"/build/vm/runs/demo/g1/demo/* "$out/demo/"
+cp -r "$run/lab" "$out/raw"
+cp "$work/scenario.json" "$out/"
 echo
-printf '%-14s %-20s %12s\n' test metric value
-# Both sides print the result; under TCG perftest's clock calibration
-# sometimes fails on one side (0 or inf there). Take the larger bandwidth and
-# the client's latency (the server's if the client has none).
-for t in ib_write_bw ib_read_bw ib_send_bw ib_send_lat ib_write_lat; do
-	best=
-	for side in client server; do
-		line=$("$top/build/userspace/rxecc-report" headline "$out/demo/$t.$side.log" 2>/dev/null) || continue
-		case $t in
-		*_lat) [ -n "$best" ] || best=$line ;;
-		*) if [ -z "$best" ] || awk -v a="${line%% *}" -v b="${best%% *}" 'BEGIN { exit !(a > b) }'; then best=$line; fi ;;
-		esac
-	done
-	[ -n "$best" ] || { echo "demo: no result for $t in $out/demo" >&2; exit 1; }
-	read -r v unit col <<<"$best"
-	printf '%-14s %-20s %12s %s\n' "$t" "$col" "$v" "$unit"
-done
-echo
-echo "demo: rdma_rxecc port counters on guest 1:"
-sed 's/^/  /' "$out/demo/counters.txt"
-echo "demo: reports in $out/demo (two QEMU TCG guests over a UDP-backed link: expect tens of MB/s, not line rate)"
+python3 "$top/ci/lab/lab.py" report "$out/raw" "$out/scenario.json" "$out" || exit 1
+echo "demo: $((SECONDS - start)) s"
+exit $rc

@@ -1,0 +1,560 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The congestion lab of `make demo` (ci/demo.sh), host side.
+
+  lab.py scenario FILE OUT.sh OUT.json [KEY=VALUE ...]
+      read a scenario file (docs/lab.md), apply KEY=VALUE overrides, check
+      every value and write the shell settings the guest script
+      (ci/guest/lab.sh) sources and the resolved scenario as JSON
+  lab.py report RAW SCENARIO.json OUTDIR
+      from the guest's recordings in RAW/<mode>/: the table (terminal,
+      OUTDIR/report.json, OUTDIR/report.md) and the plots (OUTDIR/*.png,
+      gnuplot)
+
+A bad scenario gets one line naming the file, the line and what is wrong,
+and exit status 2.
+"""
+import json
+import math
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from incast_report import packets  # noqa: E402  pylint: disable=wrong-import-position
+
+PAYLOAD = 1024          # bytes of payload per full data packet (path MTU 1024)
+BUILTIN_MODES = {
+    "baseline": {"pfc": False, "dcqcn": False,
+                 "label": "rdma_rxe-like: no PFC, no DCQCN"},
+    "pfc": {"pfc": True, "dcqcn": False, "label": "PFC only"},
+    "dcqcn": {"pfc": False, "dcqcn": True, "label": "DCQCN only"},
+    "dcqcn+pfc": {"pfc": True, "dcqcn": True, "label": "DCQCN + PFC"},
+}
+SIZE = re.compile(r"^[0-9]+(b|kb|kib|mb|mib)?$", re.I)
+NAME = re.compile(r"^[a-z0-9][a-z0-9+_.-]{0,31}$")
+
+
+class ScenarioError(Exception):
+    pass
+
+
+def parse_int(lo, hi):
+    def check(v):
+        if not re.fullmatch(r"[0-9]+", v) or not lo <= int(v) <= hi:
+            raise ScenarioError(f"'{v}' is not an integer in {lo}..{hi}")
+        return int(v)
+    return check
+
+
+def parse_size(v):
+    if not SIZE.match(v):
+        raise ScenarioError(f"'{v}' is not a byte count (B, KB, KiB, MB, MiB)")
+    return v
+
+
+def parse_mbit(v):
+    m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)(kbit|mbit|gbit)?", v.lower())
+    if not m:
+        raise ScenarioError(f"'{v}' is not a rate (50, 50mbit, 1gbit)")
+    mbit = float(m.group(1)) * {"kbit": 1e-3, "mbit": 1, "gbit": 1e3, None: 1}[m.group(2)]
+    if not 1 <= mbit <= 100000 or mbit != int(mbit):
+        raise ScenarioError(f"'{v}' is not a whole number of Mbit/s in 1..100000")
+    return int(mbit)
+
+
+def parse_bool(v):
+    if v.lower() in ("on", "yes", "true", "1"):
+        return True
+    if v.lower() in ("off", "no", "false", "0"):
+        return False
+    raise ScenarioError(f"'{v}' is not on or off")
+
+
+def parse_profile(v):
+    if v not in ("mlx5", "paper", "lab"):
+        raise ScenarioError(f"'{v}' is not a DCQCN profile (mlx5, paper, lab)")
+    return v
+
+
+def parse_modes(v):
+    names = v.split()
+    if not names:
+        raise ScenarioError("no mode given")
+    for n in names:
+        if not NAME.match(n):
+            raise ScenarioError(f"'{n}' is not a mode name")
+    return names
+
+
+# key: (parser, default, meaning)
+KEYS = {
+    "senders": (parse_int(1, 8), "3", "hosts writing to h1"),
+    "rate": (parse_mbit, "50mbit", "bottleneck rate, Mbit/s"),
+    "duration": (parse_int(2, 120), "12", "seconds of load per mode"),
+    "message": (parse_int(1, 1 << 24), "65536", "bytes per RDMA WRITE"),
+    "dscp": (parse_int(0, 63), "26", "DSCP of every RoCE packet"),
+    "probe": (parse_bool, "on", "latency probe from one more host"),
+    "probe_size": (parse_int(1, 65536), "64", "bytes per probe write"),
+    "probe_batch": (parse_int(5, 100000), "100", "pings per probe run"),
+    "buffer": (parse_size, "256KiB", "switch buffer per priority"),
+    "xoff": (parse_size, "24KiB", "PFC XOFF per ingress port"),
+    "xon": (parse_size, "12KiB", "PFC XON per ingress port"),
+    "headroom": (parse_size, "160KiB", "PFC headroom per ingress port"),
+    "kmin": (parse_size, "10KB", "ECN marking starts"),
+    "kmax": (parse_size, "40KB", "ECN marking at pmax, above: every packet"),
+    "pmax": (parse_int(0, 100), "20", "marking probability at kmax, %"),
+    "link": (parse_mbit, "1gbit", "speed pauses and DCQCN's line rate are timed at"),
+    "profile": (parse_profile, "lab", "DCQCN profile"),
+    "qp_timeout": (parse_int(1, 31), "18", "perftest -u: QP timeout exponent"),
+    "sample_ms": (parse_int(10, 1000), "50", "queue sampling period"),
+    "modes": (parse_modes, "baseline pfc dcqcn dcqcn+pfc", "modes, in order"),
+}
+MODE_KEYS = {"pfc": parse_bool, "dcqcn": parse_bool, "profile": parse_profile,
+             "label": str}
+
+
+def parse_dcqcn_key(key, value):
+    name = key[len("dcqcn."):]
+    if not re.fullmatch(r"[a-z][a-z0-9_]{0,47}", name):
+        raise ScenarioError(f"'{name}' is not a DCQCN parameter name")
+    if not re.fullmatch(r"[0-9A-Za-z.%]+", value):
+        raise ScenarioError(f"'{value}' is not a value for {name}")
+    return name, value
+
+
+def read_scenario(path, overrides):
+    raw = {k: v[1] for k, v in KEYS.items()}
+    dcqcn = []
+    modes = {}
+    section = None
+    lines = read_text(path).splitlines() if path else []
+    items = [(f"{path}:{n}", line) for n, line in enumerate(lines, 1)]
+    items += [("override", o) for o in overrides]
+    for where, line in items:
+        if where == "override":
+            section = None      # overrides are top-level keys
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        try:
+            m = re.fullmatch(r"\[mode\s+(\S+)\]", text)
+            if m:
+                if not NAME.match(m.group(1)):
+                    raise ScenarioError(f"'{m.group(1)}' is not a mode name")
+                section = modes.setdefault(m.group(1), {"dcqcn_set": []})
+                continue
+            if text.startswith("["):
+                raise ScenarioError(f"'{text}': sections are [mode NAME]")
+            key, sep, value = (x.strip() for x in text.partition("="))
+            if not sep or not value:
+                raise ScenarioError(f"'{text}': want KEY = VALUE")
+            if key.startswith("dcqcn."):
+                (section["dcqcn_set"] if section is not None else dcqcn).append(
+                    parse_dcqcn_key(key, value))
+            elif section is not None:
+                if key not in MODE_KEYS:
+                    raise ScenarioError(f"unknown mode key '{key}' (pfc, dcqcn, profile, "
+                                        "label, dcqcn.NAME)")
+                section[key] = MODE_KEYS[key](value)
+            elif key in KEYS:
+                KEYS[key][0](value)
+                raw[key] = value
+            else:
+                raise ScenarioError(f"unknown key '{key}'")
+        except ScenarioError as e:
+            raise ScenarioError(f"{where}: {e}") from None
+    sc = {k: KEYS[k][0](v) for k, v in raw.items()}
+    sc["dcqcn_set"] = dcqcn
+    resolved = []
+    for name in sc["modes"]:
+        mode = dict(BUILTIN_MODES.get(name, {"pfc": False, "dcqcn": False, "label": name}))
+        if name not in BUILTIN_MODES and name not in modes:
+            raise ScenarioError(f"{path or 'scenario'}: mode '{name}' is neither built in "
+                                f"({', '.join(BUILTIN_MODES)}) nor a [mode {name}] section")
+        mode.update({k: v for k, v in modes.get(name, {}).items() if k != "dcqcn_set"})
+        mode.setdefault("profile", sc["profile"])
+        mode["dcqcn_set"] = dcqcn + modes.get(name, {}).get("dcqcn_set", [])
+        mode["name"] = name
+        resolved.append(mode)
+    sc["modes"] = resolved
+    for a, b in (("xon", "xoff"), ("kmin", "kmax")):
+        if to_bytes(sc[a]) > to_bytes(sc[b]):
+            raise ScenarioError(f"{path or 'scenario'}: {a} {sc[a]} is above {b} {sc[b]}")
+    return sc
+
+
+def read_text(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+def to_bytes(v):
+    m = re.fullmatch(r"([0-9]+)([a-z]*)", v.lower())
+    return int(m.group(1)) * {"": 1, "b": 1, "kb": 1000, "kib": 1024, "mb": 10**6,
+                              "mib": 1 << 20}[m.group(2)]
+
+
+def write_shell(sc, path):
+    q = shlex.quote
+    out = [f"SENDERS={sc['senders']}", f"RATE={sc['rate']}", f"DURATION={sc['duration']}",
+           f"MESSAGE={sc['message']}", f"DSCP={sc['dscp']}", f"PROBE={int(sc['probe'])}",
+           f"PROBE_SIZE={sc['probe_size']}", f"PROBE_BATCH={sc['probe_batch']}",
+           f"BUFFER={q(sc['buffer'])}", f"XOFF={q(sc['xoff'])}", f"XON={q(sc['xon'])}",
+           f"HEADROOM={q(sc['headroom'])}", f"KMIN={q(sc['kmin'])}", f"KMAX={q(sc['kmax'])}",
+           f"PMAX={sc['pmax']}", f"LINK={sc['link']}mbit", f"QP_TIMEOUT={sc['qp_timeout']}",
+           f"SAMPLE_MS={sc['sample_ms']}",
+           "MODES=(" + " ".join(q(m["name"]) for m in sc["modes"]) + ")",
+           "declare -A M_PFC M_DCQCN M_PROFILE M_SET"]
+    for m in sc["modes"]:
+        n = q(m["name"])
+        sets = " ".join(f"{k} {v}" for k, v in m["dcqcn_set"])
+        out += [f"M_PFC[{n}]={int(m['pfc'])}", f"M_DCQCN[{n}]={int(m['dcqcn'])}",
+                f"M_PROFILE[{n}]={q(m['profile'])}", f"M_SET[{n}]={q(sets)}"]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("# written by ci/lab/lab.py from the scenario\n" + "\n".join(out) + "\n")
+
+
+# ---- the report -------------------------------------------------------------
+
+def read_counters(path):
+    c = {}
+    if os.path.exists(path):
+        for line in read_text(path).splitlines():
+            host, name, value = line.split()
+            c[(host, name)] = int(value)
+    return c
+
+
+def goodput(pcap, dst, senders):
+    """Per sender host: Mbit/s of distinct data packets (QP, PSN) to dst over
+    the time every sender was sending; and that time."""
+    pk = {}
+    if os.path.exists(pcap):
+        for t, src, d, key in packets(pcap):
+            if d == dst and src in senders:
+                pk.setdefault(src, []).append((t, key))
+    if len(pk) < len(senders):
+        return {senders[s]: 0.0 for s in senders}, 0.0
+    start = max(p[0][0] for p in pk.values())
+    end = min(p[-1][0] for p in pk.values())
+    flows = {}
+    for src, p in pk.items():
+        seen = {key for t, key in p if start <= t <= end}
+        flows[senders[src]] = len(seen) * PAYLOAD * 8 / (end - start) / 1e6 if end > start else 0.0
+    return dict(sorted(flows.items(), key=lambda kv: int(kv[0][1:]))), end - start
+
+
+def percentile(sorted_values, p):
+    """Nearest rank."""
+    if not sorted_values:
+        return None
+    k = max(0, math.ceil(p / 100 * len(sorted_values)) - 1)
+    return sorted_values[k]
+
+
+def probe_samples(d, mhz):
+    """The pings inside the load's window: [(time, us)]. perftest -C -U
+    printed each run's samples in order, in TSC cycles (half a round trip);
+    pings are back to back, so ping i of a run that ended at E was sent at
+    E - 2 x (the samples after it)."""
+    window = [float(read_text(os.path.join(d, f))) if os.path.exists(os.path.join(d, f)) else None
+              for f in ("load-start", "load-done")]
+    out = []
+    for f in sorted(os.listdir(d)):
+        m = re.fullmatch(r"probe([0-9]+)\.log", f)
+        end_file = os.path.join(d, f"probe{m.group(1)}.end") if m else None
+        if not m or not os.path.exists(end_file):
+            continue
+        us = []
+        for line in read_text(os.path.join(d, f)).splitlines():
+            s = re.fullmatch(r"\s*[0-9]+,\s*([0-9.]+(?:e[+-]?[0-9]+)?)\s*", line)
+            if s:
+                us.append(float(s.group(1)) / mhz)
+        t = float(read_text(end_file))
+        for v in reversed(us):
+            t -= 2 * v / 1e6
+            if (window[0] is None or t >= window[0]) and (window[1] is None or t <= window[1]):
+                out.append((t, v))
+    return sorted(out)
+
+
+TRACE = re.compile(r"\s([0-9]+\.[0-9]+): rxecc_rate: dev=(\S+) qpn=([0-9]+) event=(\S+) "
+                   r"rc=([0-9]+)")
+
+
+def rate_series(path):
+    """{(dev, qpn): [(t, Mbit/s)]} from the rxecc_rate tracepoint."""
+    series = {}
+    if os.path.exists(path):
+        for line in read_text(path).splitlines():
+            m = TRACE.search(line)
+            if m:
+                series.setdefault((m.group(2), int(m.group(3))), []).append(
+                    (float(m.group(1)), int(m.group(5)) / 1000))
+    return series
+
+
+def queue_series(path):
+    out = []
+    if os.path.exists(path):
+        for line in read_text(path).splitlines():
+            t, b = line.split()
+            out.append((float(t), int(b)))
+    return out
+
+
+def analyse(raw, sc, mode):
+    d = os.path.join(raw, mode["name"])
+    prio = sc["dscp"] >> 3
+    senders = {f"10.0.{i}.1": f"h{i}" for i in range(2, sc["senders"] + 2)}
+    flows, window = goodput(os.path.join(d, "swp1.pcap"), "10.0.1.1", senders)
+    total = sum(flows.values())
+    sq = sum(v * v for v in flows.values())
+    r = {"name": mode["name"], "label": mode["label"], "pfc": mode["pfc"],
+         "dcqcn": mode["dcqcn"], "profile": mode["profile"] if mode["dcqcn"] else None,
+         "goodput_mbps": round(total, 2), "port_mbps": sc["rate"],
+         "goodput_pct": round(100 * total / sc["rate"], 1),
+         "flows_mbps": {h: round(v, 2) for h, v in flows.items()},
+         "jain": round(total * total / (len(flows) * sq), 3) if sq else 0.0,
+         "window_s": round(window, 2)}
+    qj = os.path.join(d, "qdisc.json")
+    if os.path.exists(qj):
+        q = json.loads(read_text(qj))[0]
+        p = q["prio"][prio]
+        r.update({"switch_drops": sum(x["drops"] for x in q["prio"]),
+                  "ecn_marks": p["ecn_marked"], "pfc_xoff": p["pause_tx"],
+                  "pfc_xon": p["xon_tx"],
+                  "ports_xoff_ms": round(p["pause_tx_duration_us"] / 1000)})
+    b, a = read_counters(os.path.join(d, "before.txt")), read_counters(os.path.join(d, "after.txt"))
+
+    def delta(hosts, name):
+        return sum(a.get((h, name), 0) - b.get((h, name), 0) for h in hosts)
+    hs = list(senders.values())
+    r.update({"cnp_sent": delta(["h1"], "np_cnp_sent"),
+              "cnp_handled": delta(hs, "rp_cnp_handled"),
+              "retransmissions": delta(hs, "completer_retry_err"),
+              "senders_paused_ms": round(delta(hs, f"rx_prio{prio}_pause_duration") / 1000),
+              "limiter_deferred": delta(hs, "rp_tx_deferred")})
+    mhz = float(read_text(os.path.join(raw, "cpu_mhz")))
+    timed = probe_samples(d, mhz)
+    s = sorted(v for _, v in timed)
+    # p99.9 of fewer than 1000 pings would be the maximum: not given
+    r["probe"] = {"samples": len(s), "p50_us": percentile(s, 50), "p99_us": percentile(s, 99),
+                  "p999_us": percentile(s, 99.9) if len(s) >= 1000 else None,
+                  "max_us": s[-1] if s else None} if sc["probe"] else None
+    return r, (s, timed)
+
+
+def fmt(v, spec=""):
+    return "-" if v is None else format(v, spec)
+
+
+COLUMNS = [  # header, key or function, format
+    ("mode", lambda r: r["name"], ""),
+    ("goodput Mbit/s (% port)", lambda r: f"{r['goodput_mbps']:.1f} ({r['goodput_pct']:.0f} %)", ""),
+    ("per flow Mbit/s", lambda r: " / ".join(f"{v:.1f}" for v in r["flows_mbps"].values()), ""),
+    ("Jain", lambda r: r["jain"], ".2f"),
+    ("switch drops", lambda r: r.get("switch_drops"), ""),
+    ("retrans.", lambda r: r["retransmissions"], ""),
+    ("ECN marks", lambda r: r.get("ecn_marks"), ""),
+    ("CNPs sent/handled", lambda r: f"{r['cnp_sent']}/{r['cnp_handled']}", ""),
+    ("PFC XOFF+XON", lambda r: f"{r.get('pfc_xoff', 0)}+{r.get('pfc_xon', 0)}", ""),
+    ("paused ms", lambda r: r["senders_paused_ms"], ""),
+    ("probe p50/p99/p99.9 us (pings)", lambda r: "/".join(fmt(r["probe"][k], ".0f") for k in
+                                                           ("p50_us", "p99_us", "p999_us"))
+     + f" ({r['probe']['samples']})" if r["probe"] else "-", ""),
+]
+
+
+def table_rows(results):
+    return [[fmt(f(r), spec) for _, f, spec in COLUMNS] for r in results]
+
+
+def text_table(results):
+    head = [c[0] for c in COLUMNS]
+    rows = table_rows(results)
+    w = [max(len(x) for x in col) for col in zip(head, *rows)]
+    lines = ["  ".join(x.ljust(n) for x, n in zip(head, w))]
+    lines += ["  ".join(x.ljust(n) for x, n in zip(row, w)) for row in rows]
+    return "\n".join(lines)
+
+
+def md_table(results):
+    head = [c[0] for c in COLUMNS]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(row) + " |" for row in table_rows(results)]
+    return "\n".join(lines)
+
+
+def checks(results):
+    """The lab's expectations (issue 7): DCQCN + PFC against PFC only."""
+    by = {r["name"]: r for r in results}
+    both, pfc = by.get("dcqcn+pfc"), by.get("pfc")
+    if not both or not pfc:
+        return []
+    out = [("DCQCN + PFC: no switch drop", both.get("switch_drops") == 0,
+            f"{both.get('switch_drops')} drops"),
+           ("DCQCN + PFC: fewer PFC frames than PFC only",
+            both.get("pfc_xoff", 0) + both.get("pfc_xon", 0) < pfc.get("pfc_xoff", 0) + pfc.get("pfc_xon", 0),
+            f"{both.get('pfc_xoff', 0) + both.get('pfc_xon', 0)} vs "
+            f"{pfc.get('pfc_xoff', 0) + pfc.get('pfc_xon', 0)}"),
+           ("DCQCN + PFC: Jain index 0.9 or more", both["jain"] >= 0.9, f"{both['jain']:.2f}")]
+    if both["probe"] and pfc["probe"] and both["probe"]["p99_us"] and pfc["probe"]["p99_us"]:
+        out.append(("DCQCN + PFC: lower probe p99 than PFC only",
+                    both["probe"]["p99_us"] < pfc["probe"]["p99_us"],
+                    f"{both['probe']['p99_us']:.0f} vs {pfc['probe']['p99_us']:.0f} us"))
+    return out
+
+
+def gnuplot(script):
+    r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
+    if r.returncode != 0:
+        raise RuntimeError("gnuplot: " + r.stderr.strip().splitlines()[-1] if r.stderr else "failed")
+
+
+def write_data(path, rows):
+    with open(path, "w", encoding="utf-8") as f:
+        for row in rows:
+            f.write("\t".join(f"{x:.6f}" if isinstance(x, float) else str(x) for x in row) + "\n")
+
+
+def plots(raw, sc, results, samples, outdir):
+    """Per mode: senders' DCQCN rate, the bottleneck queue, the probe's latency
+    distribution; and the queue and latency of every mode together."""
+    data = os.path.join(outdir, "data")
+    os.makedirs(data, exist_ok=True)
+    term = "set terminal pngcairo size 900,500 font 'sans,10'\n"
+    made = []
+    for r in results:
+        n = r["name"]
+        d = os.path.join(raw, n)
+        q = queue_series(os.path.join(d, "queue.tsv"))
+        t0 = q[0][0] if q else 0.0
+        write_data(os.path.join(data, f"{n}-queue.tsv"), [(t - t0, b / 1024) for t, b in q])
+        rates = rate_series(os.path.join(d, "trace.txt"))
+        plot = []
+        for (dev, qpn), pts in sorted(rates.items()):
+            if dev == "h1":
+                continue
+            f = os.path.join(data, f"{n}-rate-{dev}-{qpn}.tsv")
+            end = (q[-1][0] - t0) if q else pts[-1][0] - t0
+            write_data(f, [(t - t0, v) for t, v in pts] + [(end, pts[-1][1])])
+            plot.append(f"'{f}' using 1:2 with steps lw 2 title '{dev} QP {qpn}'")
+        if not plot:
+            f = os.path.join(data, f"{n}-rate-line.tsv")
+            end = (q[-1][0] - t0) if q else sc["duration"]
+            write_data(f, [(0.0, sc["link"]), (end, sc["link"])])
+            plot.append(f"'{f}' using 1:2 with lines lw 2 title 'every sender: line rate (no DCQCN)'")
+        gnuplot(term + f"set output '{outdir}/{n}-rates.png'\n"
+                f"set title 'DCQCN rate of each sender, mode {n}'\nset xlabel 's'\n"
+                f"set ylabel 'Mbit/s'\nset logscale y\nset grid\nset key outside below\n"
+                f"set arrow from graph 0, first {sc['rate']} to graph 1, first {sc['rate']} nohead dt 2\n"
+                "plot " + ", ".join(plot) + "\n")
+        s, timed = samples[n]
+        probe = ""
+        if timed:
+            write_data(os.path.join(data, f"{n}-probe.tsv"), [(t - t0, v / 1000) for t, v in timed])
+            probe = (f", '{data}/{n}-probe.tsv' using 1:2 axes x1y2 with points pt 7 ps 0.4 "
+                     "title 'probe latency (ms, right)'")
+        gnuplot(term + f"set output '{outdir}/{n}-queue.png'\n"
+                f"set title 'Bottleneck queue (priority {sc['dscp'] >> 3}) and probe latency, mode {n}'\n"
+                "set xlabel 's'\nset ylabel 'KiB'\nset y2label 'ms'\nset ytics nomirror\n"
+                "set y2tics\nset grid\nset key outside below\n"
+                f"plot '{data}/{n}-queue.tsv' using 1:2 with lines lw 2 title 'backlog (KiB)'{probe}\n")
+        if s:
+            write_data(os.path.join(data, f"{n}-latency.tsv"),
+                       [(v, (i + 1) / len(s)) for i, v in enumerate(s)])
+            gnuplot(term + f"set output '{outdir}/{n}-latency.png'\n"
+                    f"set title 'Probe latency (ib_write_lat {sc['probe_size']} B), mode {n}'\n"
+                    "set xlabel 'us (log)'\nset ylabel 'fraction of pings'\nset logscale x\n"
+                    "set grid\nset key bottom right\n"
+                    f"plot '{data}/{n}-latency.tsv' using 1:2 with steps lw 2 title 'CDF'\n")
+        made += [f"{n}-rates.png", f"{n}-queue.png"] + ([f"{n}-latency.png"] if s else [])
+    names = [r["name"] for r in results]
+    gnuplot(term + f"set output '{outdir}/queue.png'\n"
+            "set title 'Bottleneck queue in every mode'\nset xlabel 's'\nset ylabel 'KiB'\n"
+            "set grid\nset key outside below\nplot " +
+            ", ".join(f"'{data}/{n}-queue.tsv' using 1:2 with lines lw 2 title '{n}'" for n in names)
+            + "\n")
+    made.append("queue.png")
+    lat = [n for n in names if samples[n][0]]
+    if lat:
+        gnuplot(term + f"set output '{outdir}/latency.png'\n"
+                "set title 'Probe latency in every mode (CDF)'\nset xlabel 'us (log)'\n"
+                "set ylabel 'fraction of pings'\nset logscale x\nset grid\nset key bottom right\n"
+                "plot " + ", ".join(f"'{data}/{n}-latency.tsv' using 1:2 with steps lw 2 title '{n}'"
+                                    for n in lat) + "\n")
+        made.append("latency.png")
+    return made
+
+
+def describe(sc):
+    return (f"{sc['senders']}:1 incast (h2..h{sc['senders'] + 1} -> h1, ib_write_bw "
+            f"{sc['message']} B) through a {sc['rate']} Mbit/s port for {sc['duration']} s, DSCP "
+            f"{sc['dscp']} (priority {sc['dscp'] >> 3}); switch buffer {sc['buffer']}, XOFF "
+            f"{sc['xoff']}, XON {sc['xon']}, headroom {sc['headroom']}, ECN {sc['kmin']}-"
+            f"{sc['kmax']} at {sc['pmax']} %; pauses and line rate at {sc['link']} Mbit/s"
+            + (f"; probe h{sc['senders'] + 2} -> h1 (ib_write_lat {sc['probe_size']} B)"
+               if sc["probe"] else ""))
+
+
+def report(raw, scenario_json, outdir):
+    sc = json.loads(read_text(scenario_json))
+    os.makedirs(outdir, exist_ok=True)
+    results, samples = [], {}
+    for mode in sc["modes"]:
+        r, s = analyse(raw, sc, mode)
+        results.append(r)
+        samples[mode["name"]] = s
+    made = plots(raw, sc, results, samples, outdir)
+    ck = checks(results)
+    with open(os.path.join(outdir, "report.json"), "w", encoding="utf-8") as f:
+        json.dump({"scenario": sc, "modes": results,
+                   "checks": [{"check": c, "met": ok, "measured": m} for c, ok, m in ck],
+                   "plots": made}, f, indent=2)
+        f.write("\n")
+    notes = ("Goodput: distinct data packets (QP, PSN) x 1024 B at the bottleneck's egress while every "
+             "sender ran. Retransmissions: the senders' `completer_retry_err`. PFC: frames the "
+             "bottleneck sent for the RoCE priority; paused ms: the senders' "
+             "`rx_prio<p>_pause_duration`. Probe: ib_write_lat (half a round trip) through the "
+             "same port.")
+    md = [f"# Congestion lab: {describe(sc)}", "", md_table(results), "", notes, ""]
+    if ck:
+        md += ["## Expectations", ""] + [f"- {c}: **{'yes' if ok else 'no'}** ({m})" for c, ok, m in ck]
+        md.append("")
+    md += ["## Plots", ""] + [f"![{p}]({p})" for p in made] + [""]
+    with open(os.path.join(outdir, "report.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(md))
+    print(describe(sc))
+    print(text_table(results))
+    for c, ok, m in ck:
+        print(f"  {c}: {'yes' if ok else 'NO'} ({m})")
+    print(f"report: {outdir}/report.md, report.json, {len(made)} plots")
+    return 0
+
+
+def main(argv):
+    try:
+        if len(argv) >= 4 and argv[1] == "scenario":
+            sc = read_scenario(argv[2] or None, argv[5:])
+            write_shell(sc, argv[3])
+            with open(argv[4], "w", encoding="utf-8") as f:
+                json.dump(sc, f, indent=2)
+            return 0
+        if len(argv) == 5 and argv[1] == "report":
+            return report(argv[2], argv[3], argv[4])
+    except ScenarioError as e:
+        print(f"lab: {e}", file=sys.stderr)
+        return 2
+    except (OSError, RuntimeError, ValueError, KeyError) as e:
+        print(f"lab: {e}", file=sys.stderr)
+        return 1
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host tests of the congestion lab's scenario parser and report (lab.py),
+run by ctest with the unit tests: scenarios good and bad, the shell file the
+guest sources, and a report from synthetic recordings (a made-up capture,
+counters, trace, queue and probe samples) whose numbers are known."""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lab  # noqa: E402  pylint: disable=wrong-import-position
+
+
+def scenario(text, overrides=()):
+    with tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False) as f:
+        f.write(text)
+    try:
+        return lab.read_scenario(f.name, list(overrides))
+    finally:
+        os.unlink(f.name)
+
+
+def roce_packet(src, dst, qpn, psn, opcode=0x0a):
+    """Ethernet, IPv4, UDP to 4791, BTH (RDMA WRITE middle), 1024 B payload."""
+    eth = b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00"
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0x02, 20 + 8 + 12 + 1024, 0, 0, 64, 17, 0,
+                     bytes(map(int, src.split("."))), bytes(map(int, dst.split("."))))
+    udp = struct.pack("!HHHH", 49152, 4791, 8 + 12 + 1024, 0)
+    bth = bytes([opcode, 0, 0xff, 0xff, 0]) + qpn.to_bytes(3, "big") + b"\x00" + psn.to_bytes(3, "big")
+    return eth + ip + udp + bth + bytes(16)   # captured: 80 bytes of headers is enough
+
+
+def write_pcap(path, pkts):
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 80, 1))
+        for t, data in pkts:
+            sec, usec = int(t), int(round((t - int(t)) * 1e6))
+            f.write(struct.pack("<IIII", sec, usec, len(data), len(data)) + data)
+
+
+class Scenario(unittest.TestCase):
+    def test_defaults(self):
+        sc = lab.read_scenario(None, [])
+        self.assertEqual(sc["senders"], 3)
+        self.assertEqual(sc["rate"], 50)
+        self.assertEqual(sc["link"], 1000)
+        self.assertEqual([m["name"] for m in sc["modes"]], ["baseline", "pfc", "dcqcn", "dcqcn+pfc"])
+        both = sc["modes"][3]
+        self.assertTrue(both["pfc"] and both["dcqcn"])
+        self.assertFalse(sc["modes"][0]["pfc"] or sc["modes"][0]["dcqcn"])
+
+    def test_the_default_file_is_the_defaults(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        self.assertEqual(lab.read_scenario(os.path.join(here, "incast.conf"), []),
+                         lab.read_scenario(None, []))
+
+    def test_units_overrides_and_mode_sections(self):
+        sc = scenario("rate = 1gbit\nmodes = pfc mine\ndcqcn.rp_ai_rate = 5\n"
+                      "[mode mine]\ndcqcn = on\nprofile = mlx5\ndcqcn.rp_time_reset = 100\n",
+                      ["senders=5", "xoff=32KiB"])
+        self.assertEqual((sc["rate"], sc["senders"], sc["xoff"]), (1000, 5, "32KiB"))
+        pfc, mine = sc["modes"]
+        self.assertTrue(pfc["pfc"] and not pfc["dcqcn"])
+        self.assertEqual((mine["dcqcn"], mine["pfc"], mine["profile"]), (True, False, "mlx5"))
+        self.assertEqual(mine["dcqcn_set"], [("rp_ai_rate", "5"), ("rp_time_reset", "100")])
+        self.assertEqual(pfc["dcqcn_set"], [("rp_ai_rate", "5")])
+
+    def test_bad_scenarios_name_file_line_and_problem(self):
+        cases = [("senders = 9\n", ":1: '9' is not an integer in 1..8"),
+                 ("\nrate = fast\n", ":2: 'fast' is not a rate"),
+                 ("xoff = 10 KB\n", "not a byte count"),
+                 ("colour = blue\n", "unknown key 'colour'"),
+                 ("modes = baseline nope\n", "mode 'nope' is neither built in"),
+                 ("[mode m]\nspeed = 3\n", ":2: unknown mode key 'speed'"),
+                 ("[mode m]\npfc = maybe\n", "'maybe' is not on or off"),
+                 ("xon = 30KiB\n", "xon 30KiB is above xoff 24KiB"),
+                 ("profile = fast\n", "not a DCQCN profile"),
+                 ("just words\n", "want KEY = VALUE"),
+                 ("[section]\n", "sections are [mode NAME]")]
+        for text, want in cases:
+            with self.subTest(text=text), self.assertRaises(lab.ScenarioError) as e:
+                scenario(text)
+            self.assertIn(want, str(e.exception))
+        with self.assertRaises(lab.ScenarioError) as e:
+            lab.read_scenario(None, ["duration=1"])
+        self.assertIn("override: '1' is not an integer in 2..120", str(e.exception))
+
+    def test_the_shell_file_sources(self):
+        sc = scenario("modes = dcqcn+pfc mine\n[mode mine]\ndcqcn = on\ndcqcn.rp_min_rate = 10\n")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "s.sh")
+            lab.write_shell(sc, path)
+            out = subprocess.run(
+                ["bash", "-c", f'source {path} && echo "${{MODES[*]}}|${{M_PFC[dcqcn+pfc]}}'
+                 f'|${{M_DCQCN[mine]}}|${{M_SET[mine]}}|$LINK|$XOFF"'],
+                capture_output=True, text=True, check=True).stdout.strip()
+        self.assertEqual(out, "dcqcn+pfc mine|1|1|rp_min_rate 10|1000mbit|24KiB")
+
+
+class Report(unittest.TestCase):
+    def make_mode(self, raw, name, drops, xoff, xon, pings):
+        d = os.path.join(raw, name)
+        os.makedirs(d)
+        # h2 sends 2000 and h3 1000 distinct packets over the same 1 s; h2
+        # sends 100 of them twice (retransmissions do not count), h5 (the
+        # probe) is not a sender
+        pkts = [(100 + i / 2000, roce_packet("10.0.2.1", "10.0.1.1", 17, i)) for i in range(2000)]
+        pkts += [(100.5, roce_packet("10.0.2.1", "10.0.1.1", 17, i)) for i in range(100)]
+        pkts += [(100 + i / 1000, roce_packet("10.0.3.1", "10.0.1.1", 18, i)) for i in range(1001)]
+        pkts += [(100.2, roce_packet("10.0.5.1", "10.0.1.1", 19, 0))]
+        pkts += [(100.3, roce_packet("10.0.2.1", "10.0.1.1", 17, 5000, opcode=0x11))]   # an ACK
+        write_pcap(os.path.join(d, "swp1.pcap"), sorted(pkts, key=lambda p: p[0]))
+        prio = [{"drops": 0, "ecn_marked": 0, "pause_tx": 0, "xon_tx": 0,
+                 "pause_tx_duration_us": 0} for _ in range(8)]
+        prio[3] = {"drops": drops, "ecn_marked": 7, "pause_tx": xoff, "xon_tx": xon,
+                   "pause_tx_duration_us": 2500}
+        with open(os.path.join(d, "qdisc.json"), "w", encoding="utf-8") as f:
+            json.dump([{"prio": prio}], f)
+        with open(os.path.join(d, "before.txt"), "w", encoding="utf-8") as f:
+            f.write("h1 np_cnp_sent 10\nh2 rp_cnp_handled 1\nh3 rp_cnp_handled 2\n"
+                    "h2 completer_retry_err 0\nh2 rx_prio3_pause_duration 1000\n")
+        with open(os.path.join(d, "after.txt"), "w", encoding="utf-8") as f:
+            f.write("h1 np_cnp_sent 30\nh2 rp_cnp_handled 11\nh3 rp_cnp_handled 12\n"
+                    "h2 completer_retry_err 4\nh2 rx_prio3_pause_duration 5000\n")
+        with open(os.path.join(d, "queue.tsv"), "w", encoding="utf-8") as f:
+            f.write("50.0\t0\n50.2\t20480\n50.4\t1024\n")
+        with open(os.path.join(d, "trace.txt"), "w", encoding="utf-8") as f:
+            f.write("  kworker-1 [000] ..s1. 50.100000: rxecc_rate: dev=h2 qpn=17 event=cut "
+                    "rc=500000 rt=1000000 alpha=1024 t_stage=0 bc_stage=0\n"
+                    "  kworker-1 [000] ..s1. 50.300000: rxecc_rate: dev=h2 qpn=17 event=timer "
+                    "rc=750000 rt=1000000 alpha=900 t_stage=1 bc_stage=0\n")
+        with open(os.path.join(d, "probe1.log"), "w", encoding="utf-8") as f:
+            f.write("#, cycles\n" + "".join(f"{i + 1}, {c:g}\n" for i, c in enumerate(pings)))
+        # run 1 ended at 60 s; its pings took 2 x their latency each, back to
+        # back: the load window keeps all of them; run 2's pings (all 7 ms)
+        # came after the load and do not count
+        span = 2 * sum(pings) / 1000 / 1e6
+        with open(os.path.join(d, "probe1.end"), "w", encoding="utf-8") as f:
+            f.write("60.00\n")
+        with open(os.path.join(d, "load-start"), "w", encoding="utf-8") as f:
+            f.write(f"{60 - span - 0.01:.2f}\n")
+        with open(os.path.join(d, "load-done"), "w", encoding="utf-8") as f:
+            f.write("60.00\n")
+        with open(os.path.join(d, "probe2.log"), "w", encoding="utf-8") as f:
+            f.write("#, cycles\n" + "".join(f"{i + 1}, 7e+06\n" for i in range(50)))
+        with open(os.path.join(d, "probe2.end"), "w", encoding="utf-8") as f:
+            f.write("70.00\n")
+
+    def test_numbers_checks_and_files(self):
+        with tempfile.TemporaryDirectory() as raw, tempfile.TemporaryDirectory() as out:
+            sc = scenario("senders = 2\nmodes = pfc dcqcn+pfc\n")
+            sc_path = os.path.join(raw, "scenario.json")
+            with open(sc_path, "w", encoding="utf-8") as f:
+                json.dump(sc, f)
+            with open(os.path.join(raw, "cpu_mhz"), "w", encoding="utf-8") as f:
+                f.write("1000.0\n")
+            # 1000 MHz: cycles / 1000 = us; 1.2e+06 cycles = 1200 us
+            self.make_mode(raw, "pfc", 0, 30, 10, [1.2e6] * 990 + [5e6] * 10)
+            self.make_mode(raw, "dcqcn+pfc", 0, 3, 2, [100000.0] * 1000)
+            with open(os.devnull, "w", encoding="utf-8") as null:
+                saved, sys.stdout = sys.stdout, null
+                try:
+                    lab.report(raw, sc_path, out)
+                finally:
+                    sys.stdout = saved
+            with open(os.path.join(out, "report.json"), encoding="utf-8") as f:
+                rep = json.load(f)
+            pfc, both = rep["modes"]
+            # 2000 and 1000 packets of 1024 B in 1 s (the window both senders ran)
+            self.assertAlmostEqual(pfc["flows_mbps"]["h2"], 2000 * 1024 * 8 / 1e6 / 0.999, delta=0.1)
+            self.assertAlmostEqual(pfc["flows_mbps"]["h3"], 1000 * 1024 * 8 / 1e6, delta=0.1)
+            self.assertEqual(list(pfc["flows_mbps"]), ["h2", "h3"])
+            self.assertAlmostEqual(pfc["jain"], 0.9, delta=0.01)
+            self.assertEqual((pfc["pfc_xoff"], pfc["pfc_xon"], pfc["ecn_marks"]), (30, 10, 7))
+            self.assertEqual((pfc["cnp_sent"], pfc["cnp_handled"], pfc["retransmissions"]), (20, 20, 4))
+            self.assertEqual(pfc["senders_paused_ms"], 4)
+            self.assertEqual(pfc["probe"]["samples"], 1000)
+            self.assertAlmostEqual(pfc["probe"]["p50_us"], 1200.0)
+            self.assertAlmostEqual(pfc["probe"]["p99_us"], 1200.0)
+            self.assertAlmostEqual(pfc["probe"]["p999_us"], 5000.0)
+            self.assertAlmostEqual(both["probe"]["p99_us"], 100.0)
+            checks = {c["check"]: c["met"] for c in rep["checks"]}
+            self.assertEqual(len(checks), 4)
+            self.assertTrue(checks["DCQCN + PFC: Jain index 0.9 or more"])   # 0.900: inclusive
+            self.assertTrue(checks["DCQCN + PFC: fewer PFC frames than PFC only"])
+            self.assertTrue(checks["DCQCN + PFC: lower probe p99 than PFC only"])
+            for png in ["pfc-rates.png", "pfc-queue.png", "pfc-latency.png", "queue.png", "latency.png"]:
+                with open(os.path.join(out, png), "rb") as f:
+                    self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", png)
+            with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+                md = f.read()
+            self.assertIn("| dcqcn+pfc |", md)
+            self.assertIn("![latency.png](latency.png)", md)
+
+    def test_percentile_is_nearest_rank(self):
+        v = list(range(1, 101))
+        self.assertEqual(lab.percentile(v, 50), 50)
+        self.assertEqual(lab.percentile(v, 99), 99)
+        self.assertEqual(lab.percentile(v, 99.9), 100)
+        self.assertIsNone(lab.percentile([], 50))
+
+
+if __name__ == "__main__":
+    unittest.main()
