@@ -105,6 +105,14 @@ std::optional<uint32_t> scale(const Number& n, uint64_t factor, uint64_t divisor
 
 using Suffixes = std::vector<std::pair<std::string_view, uint64_t>>;
 
+// B, KB, KiB, MB, MiB, GB, GiB; with @bare, a number without a suffix too.
+Suffixes byte_suffixes(bool bare) {
+    Suffixes s = {{"b", 1},         {"kb", 1000},       {"kib", 1024},      {"mb", 1000000},
+                  {"mib", 1048576}, {"gb", 1000000000}, {"gib", 1073741824}};
+    if (bare) s.emplace_back("", 1);
+    return s;
+}
+
 uint32_t parse_scaled(const Knob& knob, std::string_view text, const Suffixes& suffixes,
                       uint64_t divisor, std::string_view expected) {
     auto n = split_number(text);
@@ -181,29 +189,13 @@ uint32_t parse_value(const Knob& knob, std::string_view text) {
         case Unit::units64: {
             auto n = split_number(text);
             if (n && n->suffix.empty()) return parse_scaled(knob, text, {{"", 1}}, 1, "");
-            return parse_scaled(knob, text,
-                                {{"b", 1},
-                                 {"kb", 1000},
-                                 {"kib", 1024},
-                                 {"mb", 1000000},
-                                 {"mib", 1048576},
-                                 {"gb", 1000000000},
-                                 {"gib", 1073741824}},
-                                64,
+            return parse_scaled(knob, text, byte_suffixes(false), 64,
                                 "a byte count (64-byte units by default; B, KB, KiB, MB, MiB, GB, "
                                 "GiB: a multiple of 64 B)");
         }
         case Unit::bytes:
-            return parse_scaled(knob, text,
-                                {{"", 1},
-                                 {"b", 1},
-                                 {"kb", 1000},
-                                 {"kib", 1024},
-                                 {"mb", 1000000},
-                                 {"mib", 1048576},
-                                 {"gb", 1000000000},
-                                 {"gib", 1073741824}},
-                                1, "a byte count (B, KB, KiB, MB, MiB, GB, GiB)");
+            return parse_scaled(knob, text, byte_suffixes(true), 1,
+                                "a byte count (B, KB, KiB, MB, MiB, GB, GiB)");
         case Unit::percent:
             return parse_scaled(knob, text, {{"", 1}, {"%", 1}}, 1, "a percentage");
         case Unit::plain:
