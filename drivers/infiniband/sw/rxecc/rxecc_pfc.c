@@ -130,10 +130,9 @@ void rxecc_pfc_cfg_changed(struct rxe_dev *rxe, const struct rxecc_cc_config *cf
 /* Send one PFC frame out of the device's netdev (no lock held). */
 static void rxecc_pfc_send(struct rxe_dev *rxe, u8 enable, u8 xoff)
 {
+	struct net_device *dev = rxe->ndev;
 	struct sk_buff *skb;
 	int p;
-
-	struct net_device *dev = rxe->ndev;
 
 	/* a MAC control frame: untagged, past the port's queues */
 	if (is_vlan_dev(dev))
