@@ -3,17 +3,26 @@
 # alternately in this one boot (the order flips every round, the modules are
 # swapped between runs), loopback through one device on a veth:
 #   ib_write_bw and ib_read_bw at 64 KiB, ib_send_lat at 2 B; rdma_rxecc with
-#   DCQCN enabled as it loads (no congestion: the cost of the hooks).
-# Reports go to $BENCH_OUT/<round>/<rxe|rxecc>/<test>.log.
+#   DCQCN enabled as it loads (no congestion: the cost of the hooks);
+#   scaling: ib_write_bw with 1 .. 256 QPs (perftest -q, SCALE_SECONDS each,
+#   --cpu_util: bandwidth and guest CPU time per GB);
+#   memory: the kernel slab memory per QP while QP_MEMORY_QPS QPs exist.
+# Reports go to $BENCH_OUT/<round>/<rxe|rxecc>/<test>.log (and .value for a
+# number of the bench's own); $BENCH_OUT/cpus: the guest's CPU count.
 source "$RXECC_TOP/selftests/rxecc/lib.sh"
 ROUNDS=${ROUNDS:-5}
 BW_ITERS=${BW_ITERS:-3000}
 LAT_ITERS=${LAT_ITERS:-3000}
+SCALE_QPS=${SCALE_QPS:-1 16 64 256}
+SCALE_SECONDS=${SCALE_SECONDS:-4}
+QP_MEMORY_QPS=${QP_MEMORY_QPS:-256}
 BENCH_OUT=${BENCH_OUT:-/mnt/out/bench}
 IP=10.0.0.1
 
 modules_unload >/dev/null 2>&1
 veth_up d0 $IP/24 || exit 1
+mkdir -p "$BENCH_OUT"
+nproc >"$BENCH_OUT/cpus"
 fail=0
 
 measure() {
@@ -51,6 +60,55 @@ measure() {
 		[ -n "$v" ] || return 1
 		echo "round $round $mod $t: $v"
 	done
+	local q
+	for q in $SCALE_QPS; do
+		scale_run "$round" "$mod" "$g" "$q" || return 1
+	done
+	qp_memory "$round" "$mod" "$g" || return 1
+}
+
+# scale_run ROUND MODULE GID QPS: ib_write_bw over QPS QPs for SCALE_SECONDS
+# with perftest's CPU utilisation (retried like the tests above).
+scale_run() {
+	local round=$1 mod=$2 g=$3 q=$4 dir="$BENCH_OUT/$1/$2" t=ib_write_bw_q$4 try v=
+	local args=(-s 65536 -q "$q" -D "$SCALE_SECONDS" --cpu_util)
+	for try in 1 2 3; do
+		peer_pair "bench-$round-$mod-$t" ib_write_bw -d b0 -x "$g" -F "${args[@]}" -- \
+			ib_write_bw -d b0 -x "$g" -F "${args[@]}" $IP >/dev/null || return 1
+		cp "$LOGDIR/bench-$round-$mod-$t.client.log" "$dir/$t.log"
+		v=$("$RXECC_TOP/build/userspace/rxecc-report" headline "$dir/$t.log") && break
+		echo "round $round $mod $t: no valid result (try $try), repeating"
+	done
+	[ -n "$v" ] || return 1
+	echo "round $round $mod $t: $v, CPU_Util $("$RXECC_TOP/build/userspace/rxecc-report" value \
+		"$dir/$t.log" 'CPU_Util[%]')%"
+}
+
+# Bytes in every slab cache (active objects x object size).
+slab_bytes() { awk 'NR > 2 { s += $2 * $4 } END { printf "%.0f\n", s }' /proc/slabinfo; }
+
+# qp_memory ROUND MODULE GID: the slab memory per QP: perftest's two sides
+# hold QP_MEMORY_QPS QPs each on b0 (loopback); the slab total then, less
+# the total before, over their number (QPs, CQs, MRs and the uverbs objects
+# that come with each QP: the same for both modules, so the difference is
+# what rxecc adds).
+qp_memory() {
+	local round=$1 mod=$2 g=$3 dir="$BENCH_OUT/$1/$2" before during n pids=()
+	local args=(-s 65536 -q "$QP_MEMORY_QPS" -D 6)
+	sync; echo 2 >/proc/sys/vm/drop_caches
+	before=$(slab_bytes)
+	ib_write_bw -d b0 -x "$g" -F "${args[@]}" >"$dir/qp_memory.server.log" 2>&1 &
+	pids+=($!)
+	sleep 1
+	client_run "$dir/qp_memory.client.log" ib_write_bw -d b0 -x "$g" -F "${args[@]}" $IP >/dev/null &
+	pids+=($!)
+	n=$((2 * QP_MEMORY_QPS))
+	wait_for 60 bash -c "[ \$(rdma res show qp link b0/1 | grep -c 'type RC') -ge $n ]" ||
+		{ echo "round $round $mod: $n RC QPs never existed"; wait "${pids[@]}"; return 1; }
+	during=$(slab_bytes)
+	wait "${pids[@]}" || return 1
+	echo "$(((during - before) / n)) B slab per QP" >"$dir/qp_memory.value"
+	echo "round $round $mod qp_memory: $(cat "$dir/qp_memory.value") ($n QPs)"
 }
 
 for r in $(seq 1 "$ROUNDS"); do

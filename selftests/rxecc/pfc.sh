@@ -410,6 +410,12 @@ for i in 5 6; do
 	roce_tos $i
 done
 fabric_uplink sw sw2 || { ktap_fail "uplink between the switches"; ktap_finished; }
+# Switch-to-switch ports: more headroom. A port's XOFF leaves from a soft
+# hrtimer; with six namespaces of traffic on two emulated CPUs that timer
+# can run several ms late, and the uplink brings 150 Mbit/s: 160 KiB lasts
+# 8.7 ms of it (a CI run once dropped 4 packets at sw2:swp5 that way).
+# 384 KiB covers 21 ms.
+HOP_QUEUE="$LINK limit 256KiB xoff 24KiB xon 12KiB headroom 384KiB"
 HOP_COUNTERS="2:rx_prio3_pause 3:rx_prio3_pause 4:rx_prio3_pause 2:completer_retry_err \
 3:completer_retry_err 4:completer_retry_err 5:np_cnp_sent"
 
@@ -421,7 +427,7 @@ hops() {
 	for s in "sw2 swp5 rate $RATE" "sw2 swp6" "sw to-sw2 rate $((RATE * 3))"; do
 		set -- $s
 		fabric_sw_in "$1" tc qdisc del dev "$2" root 2>/dev/null
-		fabric_sw_in "$1" "$T" qdisc add dev "$2" "${@:3}" pfc 0x08 $QUEUE \
+		fabric_sw_in "$1" "$T" qdisc add dev "$2" "${@:3}" pfc 0x08 $HOP_QUEUE \
 			$([ "$2" = swp5 ] && echo "$mark" || echo "kmax 0") || return 1
 	done
 	fabric_dcqcn_all profile lab && fabric_dcqcn_all set ecn ect0 rp_enable $en np_enable $en \

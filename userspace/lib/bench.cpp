@@ -1,7 +1,10 @@
 #include "bench.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <iomanip>
+#include <optional>
 #include <sstream>
 
 #include "stats.hpp"
@@ -18,6 +21,33 @@ std::string fixed(double v, int digits) {
     return s.str();
 }
 
+// "VALUE UNIT WHAT...": a measurement of the benchmark's own.
+std::optional<perftest::Metric> read_value(const fs::path& path) {
+    const auto text = perftest::read_text(path);
+    if (!text) return std::nullopt;
+    std::istringstream in(*text);
+    double value{};
+    std::string unit;
+    std::string what;
+    if (!(in >> value >> unit) || !std::isfinite(value)) return std::nullopt;
+    std::getline(in >> std::ws, what);
+    if (what.empty()) return std::nullopt;
+    return perftest::Metric{perftest::Kind::latency, what, unit, value};
+}
+
+// Guest CPU seconds per GB: CPU_Util[%] is the share of all `cpus` CPUs
+// busy during the run, the headline the bandwidth in MB/sec (2^20 bytes).
+std::optional<perftest::Metric> cpu_per_gb(const perftest::Table& table, const perftest::Metric& bw,
+                                           double cpus) {
+    const auto util = table.number("CPU_Util[%]");
+    if (!util || bw.kind != perftest::Kind::bandwidth || bw.unit != "MB/sec" || bw.value <= 0 ||
+        cpus <= 0)
+        return std::nullopt;
+    const double gb_per_s = bw.value * 1048576.0 / 1e9;
+    return perftest::Metric{perftest::Kind::latency, "guest CPU time per GB", "s/GB",
+                            *util / 100.0 * cpus / gb_per_s};
+}
+
 }  // namespace
 
 std::vector<Sample> collect(const fs::path& dir, std::vector<std::string>& errors) {
@@ -26,11 +56,23 @@ std::vector<Sample> collect(const fs::path& dir, std::vector<std::string>& error
         errors.push_back(dir.string() + ": not a directory");
         return samples;
     }
+    double cpus = 0;
+    if (const auto text = perftest::read_text(dir / "cpus")) cpus = std::atof(text->c_str());
     for (const auto& entry : fs::recursive_directory_iterator(dir)) {
-        if (!entry.is_regular_file() || entry.path().extension() != ".log") continue;
+        const auto ext = entry.path().extension();
+        if (!entry.is_regular_file() || (ext != ".log" && ext != ".value")) continue;
         const auto rel = fs::relative(entry.path(), dir);
         std::vector<std::string> parts(rel.begin(), rel.end());
         if (parts.size() != 3) continue;  // not <round>/<module>/<test>.log
+        const auto test = fs::path(parts[2]).stem().string();
+        if (ext == ".value") {
+            if (const auto v = read_value(entry.path())) {
+                samples.push_back(Sample{parts[0], parts[1], test, *v});
+            } else {
+                errors.push_back(entry.path().string() + ": not 'VALUE UNIT WHAT'");
+            }
+            continue;
+        }
         const auto text = perftest::read_text(entry.path());
         const auto table = text ? perftest::parse(*text) : std::nullopt;
         const auto metric = table ? perftest::headline(*table) : std::nullopt;
@@ -38,7 +80,9 @@ std::vector<Sample> collect(const fs::path& dir, std::vector<std::string>& error
             errors.push_back(entry.path().string() + ": no perftest result");
             continue;
         }
-        samples.push_back(Sample{parts[0], parts[1], fs::path(parts[2]).stem().string(), *metric});
+        samples.push_back(Sample{parts[0], parts[1], test, *metric});
+        if (const auto cpu = cpu_per_gb(*table, *metric, cpus))
+            samples.push_back(Sample{parts[0], parts[1], test + ".cpu", *cpu});
     }
     std::sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) {
         return std::tie(a.test, a.module, a.round) < std::tie(b.test, b.module, b.round);
