@@ -4,25 +4,23 @@
 # swapped between runs), loopback through one device on a veth:
 #   ib_write_bw and ib_read_bw at 64 KiB, ib_send_lat at 2 B; rdma_rxecc with
 #   DCQCN enabled as it loads (no congestion: the cost of the hooks);
-#   scaling: ib_write_bw with 1 .. 256 QPs (perftest -q, SCALE_SECONDS each,
-#   --cpu_util: bandwidth and guest CPU time per GB);
+#   scaling: ib_write_bw with 1 .. 256 QPs (perftest -q; 16 KiB messages,
+#   8 in flight per QP, SCALE_MIB in all, shared by the QPs);
 #   memory: the kernel slab memory per QP while QP_MEMORY_QPS QPs exist.
 # Reports go to $BENCH_OUT/<round>/<rxe|rxecc>/<test>.log (and .value for a
-# number of the bench's own); $BENCH_OUT/cpus: the guest's CPU count.
+# number of the bench's own).
 source "$RXECC_TOP/selftests/rxecc/lib.sh"
 ROUNDS=${ROUNDS:-5}
 BW_ITERS=${BW_ITERS:-3000}
 LAT_ITERS=${LAT_ITERS:-3000}
 SCALE_QPS=${SCALE_QPS:-1 16 64 256}
-SCALE_SECONDS=${SCALE_SECONDS:-4}
+SCALE_MIB=${SCALE_MIB:-64}
 QP_MEMORY_QPS=${QP_MEMORY_QPS:-256}
 BENCH_OUT=${BENCH_OUT:-/mnt/out/bench}
 IP=10.0.0.1
 
 modules_unload >/dev/null 2>&1
 veth_up d0 $IP/24 || exit 1
-mkdir -p "$BENCH_OUT"
-nproc >"$BENCH_OUT/cpus"
 fail=0
 
 measure() {
@@ -67,11 +65,12 @@ measure() {
 	qp_memory "$round" "$mod" "$g" || return 1
 }
 
-# scale_run ROUND MODULE GID QPS: ib_write_bw over QPS QPs for SCALE_SECONDS
-# with perftest's CPU utilisation (retried like the tests above).
+# scale_run ROUND MODULE GID QPS: ib_write_bw over QPS QPs, SCALE_MIB MiB
+# in all (perftest's -n is per QP), retried like the tests above.
 scale_run() {
-	local round=$1 mod=$2 g=$3 q=$4 dir="$BENCH_OUT/$1/$2" t=ib_write_bw_q$4 try v=
-	local args=(-s 65536 -q "$q" -D "$SCALE_SECONDS" --cpu_util)
+	local round=$1 mod=$2 g=$3 q=$4 dir="$BENCH_OUT/$1/$2" t try v=
+	t=ib_write_bw_q$(printf %03d "$q")	# q001 .. q256: in order in the table
+	local args=(-s 16384 -t 8 -q "$q" -n $((SCALE_MIB * 64 / q)))
 	for try in 1 2 3; do
 		peer_pair "bench-$round-$mod-$t" ib_write_bw -d b0 -x "$g" -F "${args[@]}" -- \
 			ib_write_bw -d b0 -x "$g" -F "${args[@]}" $IP >/dev/null || return 1
@@ -80,8 +79,7 @@ scale_run() {
 		echo "round $round $mod $t: no valid result (try $try), repeating"
 	done
 	[ -n "$v" ] || return 1
-	echo "round $round $mod $t: $v, CPU_Util $("$RXECC_TOP/build/userspace/rxecc-report" value \
-		"$dir/$t.log" 'CPU_Util[%]')%"
+	echo "round $round $mod $t: $v"
 }
 
 # Bytes in every slab cache (active objects x object size).
@@ -94,13 +92,14 @@ slab_bytes() { awk 'NR > 2 { s += $2 * $4 } END { printf "%.0f\n", s }' /proc/sl
 # what rxecc adds).
 qp_memory() {
 	local round=$1 mod=$2 g=$3 dir="$BENCH_OUT/$1/$2" before during n pids=()
-	local args=(-s 65536 -q "$QP_MEMORY_QPS" -D 6)
+	# (8 in flight per QP, as scale_run: perftest's CQ holds depth x QPs)
+	local args=(-s 16384 -t 8 -q "$QP_MEMORY_QPS" -D 8)
 	sync; echo 2 >/proc/sys/vm/drop_caches
 	before=$(slab_bytes)
-	ib_write_bw -d b0 -x "$g" -F "${args[@]}" >"$dir/qp_memory.server.log" 2>&1 &
+	ib_write_bw -d b0 -x "$g" -F "${args[@]}" >"$dir/qp_memory.server.txt" 2>&1 &
 	pids+=($!)
 	sleep 1
-	client_run "$dir/qp_memory.client.log" ib_write_bw -d b0 -x "$g" -F "${args[@]}" $IP >/dev/null &
+	client_run "$dir/qp_memory.client.txt" ib_write_bw -d b0 -x "$g" -F "${args[@]}" $IP >/dev/null &
 	pids+=($!)
 	n=$((2 * QP_MEMORY_QPS))
 	wait_for 60 bash -c "[ \$(rdma res show qp link b0/1 | grep -c 'type RC') -ge $n ]" ||

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <iomanip>
 #include <optional>
 #include <sstream>
@@ -35,19 +34,6 @@ std::optional<perftest::Metric> read_value(const fs::path& path) {
     return perftest::Metric{perftest::Kind::latency, what, unit, value};
 }
 
-// Guest CPU seconds per GB: CPU_Util[%] is the share of all `cpus` CPUs
-// busy during the run, the headline the bandwidth in MB/sec (2^20 bytes).
-std::optional<perftest::Metric> cpu_per_gb(const perftest::Table& table, const perftest::Metric& bw,
-                                           double cpus) {
-    const auto util = table.number("CPU_Util[%]");
-    if (!util || bw.kind != perftest::Kind::bandwidth || bw.unit != "MB/sec" || bw.value <= 0 ||
-        cpus <= 0)
-        return std::nullopt;
-    const double gb_per_s = bw.value * 1048576.0 / 1e9;
-    return perftest::Metric{perftest::Kind::latency, "guest CPU time per GB", "s/GB",
-                            *util / 100.0 * cpus / gb_per_s};
-}
-
 }  // namespace
 
 std::vector<Sample> collect(const fs::path& dir, std::vector<std::string>& errors) {
@@ -56,8 +42,6 @@ std::vector<Sample> collect(const fs::path& dir, std::vector<std::string>& error
         errors.push_back(dir.string() + ": not a directory");
         return samples;
     }
-    double cpus = 0;
-    if (const auto text = perftest::read_text(dir / "cpus")) cpus = std::atof(text->c_str());
     for (const auto& entry : fs::recursive_directory_iterator(dir)) {
         const auto ext = entry.path().extension();
         if (!entry.is_regular_file() || (ext != ".log" && ext != ".value")) continue;
@@ -81,8 +65,6 @@ std::vector<Sample> collect(const fs::path& dir, std::vector<std::string>& error
             continue;
         }
         samples.push_back(Sample{parts[0], parts[1], test, *metric});
-        if (const auto cpu = cpu_per_gb(*table, *metric, cpus))
-            samples.push_back(Sample{parts[0], parts[1], test + ".cpu", *cpu});
     }
     std::sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) {
         return std::tie(a.test, a.module, a.round) < std::tie(b.test, b.module, b.round);

@@ -4,9 +4,6 @@
 //   DIR/<round>/<module>/<test>.log     (module: "rxe" or "rxecc")
 // and may leave measurements of its own, one number each, lower is better:
 //   DIR/<round>/<module>/<test>.value   "VALUE UNIT WHAT..." (e.g. memory per QP)
-// A bandwidth report with perftest's CPU_Util[%] column (--cpu_util) gives
-// a second test, "<test>.cpu": guest CPU seconds per GB moved, from the
-// utilisation of all the guest's CPUs (DIR/cpus: how many) over the run.
 // The summary gives, per test, every round's value for each module, the
 // medians and the rxecc/rxe ratio of the medians.
 #pragma once
