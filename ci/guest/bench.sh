@@ -39,47 +39,37 @@ measure() {
 	fi
 	local g
 	g=$(wait_gid b0 $IP) || return 1
-	local t args
+	local t q
 	for t in ib_write_bw ib_read_bw ib_send_lat; do
 		case $t in
-		*_bw) args=(-s 65536 -n "$BW_ITERS") ;;
-		*_lat) args=(-s 2 -n "$LAT_ITERS") ;;
-		esac
-		# perftest sometimes fails to calibrate its clock under TCG and
-		# reports inf: such a run is repeated (at most twice).
-		local try v=
-		for try in 1 2 3; do
-			peer_pair "bench-$round-$mod-$t" "$t" -d b0 -x "$g" -F "${args[@]}" -- \
-				"$t" -d b0 -x "$g" -F "${args[@]}" $IP >/dev/null || return 1
-			cp "$LOGDIR/bench-$round-$mod-$t.client.log" "$dir/$t.log"
-			v=$("$RXECC_TOP/build/userspace/rxecc-report" headline "$dir/$t.log") && break
-			echo "round $round $mod $t: no valid result (try $try), repeating"
-		done
-		[ -n "$v" ] || return 1
-		echo "round $round $mod $t: $v"
+		*_bw) perf_run "$round" "$mod" "$g" "$t" "$t" -s 65536 -n "$BW_ITERS" ;;
+		*_lat) perf_run "$round" "$mod" "$g" "$t" "$t" -s 2 -n "$LAT_ITERS" ;;
+		esac || return 1
 	done
-	local q
+	# Scaling: SCALE_MIB MiB over QPS QPs (perftest's -n is per QP).
 	for q in $SCALE_QPS; do
-		scale_run "$round" "$mod" "$g" "$q" || return 1
+		perf_run "$round" "$mod" "$g" "ib_write_bw_q$(printf %03d "$q")" ib_write_bw \
+			-s 16384 -t 8 -q "$q" -n $((SCALE_MIB * 64 / q)) || return 1
 	done
 	qp_memory "$round" "$mod" "$g" || return 1
 }
 
-# scale_run ROUND MODULE GID QPS: ib_write_bw over QPS QPs, SCALE_MIB MiB
-# in all (perftest's -n is per QP), retried like the tests above.
-scale_run() {
-	local round=$1 mod=$2 g=$3 q=$4 dir="$BENCH_OUT/$1/$2" t try v=
-	t=ib_write_bw_q$(printf %03d "$q")	# q001 .. q256: in order in the table
-	local args=(-s 16384 -t 8 -q "$q" -n $((SCALE_MIB * 64 / q)))
+# perf_run ROUND MODULE GID NAME TEST ARGS...: one perftest pair on b0 (TEST
+# with ARGS on both sides), the client's report kept as NAME.log. perftest
+# sometimes fails to calibrate its clock under TCG and reports inf: such a
+# run is repeated (at most twice).
+perf_run() {
+	local round=$1 mod=$2 g=$3 name=$4 t=$5 dir="$BENCH_OUT/$1/$2" try v=
+	shift 5
 	for try in 1 2 3; do
-		peer_pair "bench-$round-$mod-$t" ib_write_bw -d b0 -x "$g" -F "${args[@]}" -- \
-			ib_write_bw -d b0 -x "$g" -F "${args[@]}" $IP >/dev/null || return 1
-		cp "$LOGDIR/bench-$round-$mod-$t.client.log" "$dir/$t.log"
-		v=$("$RXECC_TOP/build/userspace/rxecc-report" headline "$dir/$t.log") && break
-		echo "round $round $mod $t: no valid result (try $try), repeating"
+		peer_pair "bench-$round-$mod-$name" "$t" -d b0 -x "$g" -F "$@" -- \
+			"$t" -d b0 -x "$g" -F "$@" $IP >/dev/null || return 1
+		cp "$LOGDIR/bench-$round-$mod-$name.client.log" "$dir/$name.log"
+		v=$("$RXECC_TOP/build/userspace/rxecc-report" headline "$dir/$name.log") && break
+		echo "round $round $mod $name: no valid result (try $try), repeating"
 	done
 	[ -n "$v" ] || return 1
-	echo "round $round $mod $t: $v"
+	echo "round $round $mod $name: $v"
 }
 
 # Bytes in every slab cache (active objects x object size).
