@@ -56,6 +56,19 @@ fabric_add_switch() {
 	fabric_sw_in "$1" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 }
 
+# fabric_neigh I S: permanent neighbour entries between host I's eth0 and
+# port swpI of switch S, both address families.
+fabric_neigh() {
+	local i=$1 sw=$2 hmac smac
+	hmac=$(fabric_in "$i" cat /sys/class/net/eth0/address) &&
+		smac=$(fabric_sw_in "$sw" cat "/sys/class/net/swp$i/address") || return 1
+	fabric_sw_in "$sw" ip neigh replace "$(fabric_ip "$i")" lladdr "$hmac" dev "swp$i" nud permanent &&
+		fabric_sw_in "$sw" ip -6 neigh replace "$(fabric_ip6 "$i")" lladdr "$hmac" dev "swp$i" \
+			nud permanent &&
+		fabric_in "$i" ip neigh replace "10.0.$i.254" lladdr "$smac" dev eth0 nud permanent &&
+		fabric_in "$i" ip -6 neigh replace "fd00:0:0:$i::fe" lladdr "$smac" dev eth0 nud permanent
+}
+
 fabric_add_host() {
 	local i=$1 type=${2:-rxecc} sw=${3:-sw} ns
 	ns=$(fabric_ns "$i")
@@ -72,6 +85,15 @@ fabric_add_host() {
 	fabric_sw_in "$sw" ip addr add "10.0.$i.254/24" dev "swp$i"
 	fabric_sw_in "$sw" ip addr add "fd00:0:0:$i::fe/64" dev "swp$i" nodad
 	fabric_sw_in "$sw" ip link set "swp$i" up
+	# Static neighbours between the host and its switch port. Linux 6.1's
+	# rdma_cm watches neighbour updates (cma_netevent_callback) and reports
+	# RDMA_CM_EVENT_UNREACHABLE to every connecting id whose destination IP
+	# and ifindex match the updated entry, without comparing namespaces: the
+	# switch resolving h1's address while it forwards the first CM REQ to h1
+	# killed the client's connection whenever its eth0 had the same ifindex
+	# as the switch's port (seen on every first rdma_cm connection of a
+	# fabric). With no ARP in the fabric there is no such update.
+	fabric_neigh "$i" "$sw" || return 1
 	# In-order delivery: a veth hands a packet to the receive backlog of the
 	# CPU that transmits it, and two CPUs transmitting one flow's packets
 	# reorder them (the switch port's qdisc is dequeued from whichever CPU
