@@ -5,7 +5,9 @@
 #   ib_write_bw and ib_read_bw at 64 KiB, ib_send_lat at 2 B; rdma_rxecc with
 #   DCQCN enabled as it loads (no congestion: the cost of the hooks);
 #   scaling: ib_write_bw with 1 .. 256 QPs (perftest -q; 16 KiB messages,
-#   8 in flight per QP, SCALE_MIB in all, shared by the QPs);
+#   8 in flight per QP, SCALE_MIB in all, shared by the QPs), and the guest's
+#   CPU time per GB moved while the data flowed (all CPUs, and the kernel's
+#   part: system + irq + softirq, where the driver runs);
 #   memory: the kernel slab memory per QP while QP_MEMORY_QPS QPs exist.
 # Reports go to $BENCH_OUT/<round>/<rxe|rxecc>/<test>.log (and .value for a
 # number of the bench's own).
@@ -47,9 +49,15 @@ measure() {
 		esac || return 1
 	done
 	# Scaling: SCALE_MIB MiB over QPS QPs (perftest's -n is per QP).
+	local name iters
 	for q in $SCALE_QPS; do
-		perf_run "$round" "$mod" "$g" "ib_write_bw_q$(printf %03d "$q")" ib_write_bw \
-			-s 16384 -t 8 -q "$q" -n $((SCALE_MIB * 64 / q)) || return 1
+		name=ib_write_bw_q$(printf %03d "$q")
+		iters=$((SCALE_MIB * 64 / q))
+		CPU_SAMPLES="$dir/$name.cpu" perf_run "$round" "$mod" "$g" "$name" ib_write_bw \
+			-s 16384 -t 8 -q "$q" -n $iters || return 1
+		cpu_per_gb "$dir/$name.cpu" $((q * iters * 16384)) "$dir/$name" || return 1
+		echo "round $round $mod $name: $(cat "$dir/${name}_cpu.value"), $(cat "$dir/${name}_kcpu.value")," \
+			"$(cat "$dir/${name}_cpu.window")"
 	done
 	qp_memory "$round" "$mod" "$g" || return 1
 }
@@ -57,19 +65,61 @@ measure() {
 # perf_run ROUND MODULE GID NAME TEST ARGS...: one perftest pair on b0 (TEST
 # with ARGS on both sides), the client's report kept as NAME.log. perftest
 # sometimes fails to calibrate its clock under TCG and reports inf: such a
-# run is repeated (at most twice).
+# run is repeated (at most twice). With CPU_SAMPLES=FILE, cpu_sampler records
+# the run (the last try's).
 perf_run() {
-	local round=$1 mod=$2 g=$3 name=$4 t=$5 dir="$BENCH_OUT/$1/$2" try v=
+	local round=$1 mod=$2 g=$3 name=$4 t=$5 dir="$BENCH_OUT/$1/$2" try v= sampler=
 	shift 5
 	for try in 1 2 3; do
+		[ -z "${CPU_SAMPLES:-}" ] || { cpu_sampler "$CPU_SAMPLES" & sampler=$!; }
 		peer_pair "bench-$round-$mod-$name" "$t" -d b0 -x "$g" -F "$@" -- \
 			"$t" -d b0 -x "$g" -F "$@" $IP >/dev/null || return 1
+		[ -z "$sampler" ] || { kill "$sampler"; wait "$sampler" 2>/dev/null; sampler=; }
 		cp "$LOGDIR/bench-$round-$mod-$name.client.log" "$dir/$name.log"
 		v=$("$RXECC_TOP/build/userspace/rxecc-report" headline "$dir/$name.log") && break
 		echo "round $round $mod $name: no valid result (try $try), repeating"
 	done
 	[ -n "$v" ] || return 1
 	echo "round $round $mod $name: $v"
+}
+
+# cpu_sampler FILE: every 20 ms until killed, one line "UPTIME BUSY KERNEL
+# PKTS": the jiffies (USER_HZ) of all CPUs that were not idle, of those the
+# kernel's (system, irq, softirq), and b0's sent_pkts. Builtins only, so the
+# sampler itself costs little.
+cpu_sampler() {
+	local up _ u n s i w q sq st p tick tfd
+	# (read -t on a FIFO nobody writes: a 20 ms wait without a fork)
+	tick=$(mktemp -u) && mkfifo "$tick" && exec {tfd}<>"$tick" && rm -f "$tick" || return 1
+	while :; do
+		read -r up _ </proc/uptime
+		read -r _ u n s i w q sq st _ </proc/stat
+		read -r p </sys/class/infiniband/b0/ports/1/hw_counters/sent_pkts
+		echo "$up $((u + n + s + q + sq + st)) $((s + q + sq)) $p"
+		read -r -t 0.02 -u "$tfd" _ || :
+	done >"$1"
+}
+
+# cpu_per_gb SAMPLES BYTES PREFIX: CPU time per GB (1e9 B) over the window
+# in which b0 sent packets (from the sample before the first rise of
+# sent_pkts to the sample after the last): PREFIX_cpu.value (all CPU time)
+# and PREFIX_kcpu.value (the kernel's). The window's edges add at most one
+# sampling period each.
+cpu_per_gb() {
+	local hz
+	hz=$(getconf CLK_TCK) || return 1
+	awk -v bytes="$2" -v hz="$hz" -v pre="$3" '
+		{ t[NR] = $1; b[NR] = $2; k[NR] = $3; p[NR] = $4 }
+		NR > 1 && p[NR] > p[NR - 1] { if (!first) first = NR - 1; last = NR }
+		END {
+			if (!first || last <= first) { print "no transfer in the samples" > "/dev/stderr"; exit 1 }
+			gb = bytes / 1e9
+			printf "%.2f CPU-s/GB all CPU time per GB moved\n", \
+				(b[last] - b[first]) / hz / gb > pre "_cpu.value"
+			printf "%.2f s window\n", t[last] - t[first] > pre "_cpu.window"
+			printf "%.2f CPU-s/GB kernel CPU time per GB moved\n", \
+				(k[last] - k[first]) / hz / gb > pre "_kcpu.value"
+		}' "$1"
 }
 
 # Bytes in every slab cache (active objects x object size).

@@ -12,10 +12,11 @@
 #   before.txt after.txt   counters of every host: "hI NAME VALUE"
 #   queue.tsv          the bottleneck's backlog of the RoCE priority over time
 #   trace.txt          the rxecc_rate tracepoint: every sender's DCQCN rate
-#   probeB.log         ib_write_lat -U -C from the probe host, run B: every
-#                      sample in TSC cycles (LAB_OUT/cpu_mhz: the guest's MHz)
-#   probeB.end         when run B ended; load-start, load-done: the load's
-#                      window (seconds since boot = CLOCK_MONOTONIC)
+#   probe.tsv          the probe's pings (rxecc-verbs --test ping): "SENT RTT"
+#                      per ping, in ns, SENT on CLOCK_MONOTONIC
+#   probe.json         the probe's summary (both ends checked every ping's data)
+#   load-start, load-done   the load's window (seconds since boot =
+#                      CLOCK_MONOTONIC)
 #   cI.log sI.log      the perftest clients and servers
 # Progress lines start with "lab:".
 source "$RXECC_TOP/selftests/rxecc/lib.sh"
@@ -31,10 +32,8 @@ SENDER_HOSTS=$(seq 2 $((SENDERS + 1)))
 PROBE_HOST=$((SENDERS + 2))
 say() { echo "lab: $*"; }
 
-# perftest's latencies in cycles (-C): its own clock calibration fails now
-# and then under TCG (inf); the report divides by the guest's TSC MHz.
+V=$RXECC_TOP/build/userspace/rxecc-verbs
 mkdir -p "$LAB_OUT"
-awk -F': ' '/^cpu MHz/ { print $2; exit }' /proc/cpuinfo >"$LAB_OUT/cpu_mhz"
 modules_unload >/dev/null 2>&1
 rxecc_load && pfc_load || exit 1
 mountpoint -q $TR || mount -t tracefs none $TR || exit 1
@@ -100,30 +99,54 @@ EOF
 # which the trace and the queue samples use too.
 uptime() { local up _; read -r up _ </proc/uptime; echo "$up"; }
 
-# probe_loop DIR: the probe host pings h1 (ib_write_lat, PROBE_SIZE bytes,
-# runs of PROBE_BATCH pings, each sample printed in order) until
-# DIR/load-done appears; perftest prints its samples only at the end of a
-# run, so runs are short. DIR/probeB.end: when run B ended (uptime); the
-# report places each ping in time from there (pings are back to back).
-probe_loop() {
-	local dir=$1 b=0 port srv ok=0
-	while [ ! -e "$dir/load-done" ]; do
-		b=$((b + 1))
-		port=$((18750 + b % 50))
-		fabric_in 1 timeout 120 ib_write_lat -d h1 -x "$(fabric_gid 1)" -F -C -s "$PROBE_SIZE" \
-			-n "$PROBE_BATCH" -U -p $port --tclass=$TCLASS -u "$QP_TIMEOUT" \
-			>"$dir/probe-s$b.log" 2>&1 &
-		srv=$!
-		wait_for 20 bash -c "ip netns exec $(fabric_ns 1) ss -Hltn | grep -q ':$port '"
-		fabric_in "$PROBE_HOST" timeout 120 ib_write_lat -d "h$PROBE_HOST" \
-			-x "$(fabric_gid "$PROBE_HOST")" -F -C -s "$PROBE_SIZE" -n "$PROBE_BATCH" -U \
-			-p $port --tclass=$TCLASS -u "$QP_TIMEOUT" "$(fabric_ip 1)" >"$dir/probe$b.log" 2>&1 &&
-			ok=$((ok + 1))
-		uptime >"$dir/probe$b.end"
-		wait "$srv"
+# probe_start DIR: the probe host pings h1 (rxecc-verbs --test ping,
+# PROBE_SIZE bytes, one at a time, on an RC QP of the RoCE priority) until
+# probe_stop; every ping's send time and round trip go to DIR/probe.tsv. It
+# sleeps on a completion channel rather than spinning, so that it does not
+# take one of the guest's two CPUs from the fabric.
+probe_start() {
+	local dir=$1
+	fabric_in 1 timeout $((DURATION + 120)) "$V" server -p 18750 --timeout 60 \
+		>"$dir/probe-server.json" 2>"$dir/probe-server.err" &
+	PROBE_SERVER=$!
+	wait_for 20 grep -q listening "$dir/probe-server.err" || return 1
+	fabric_in "$PROBE_HOST" timeout $((DURATION + 120)) "$V" client "$(fabric_ip 1)" -p 18750 \
+		--test ping --poll event --size "$PROBE_SIZE" --duration $((DURATION + 60)) --tos $TCLASS \
+		--ack-timeout "$QP_TIMEOUT" --timeout 60 --samples "$dir/probe.tsv" \
+		>"$dir/probe.json" 2>"$dir/probe.err" &
+	PROBE_CLIENT=$!
+}
+
+# probe_stop DIR: SIGINT ends the pinging; the client reports and exits.
+probe_stop() {
+	local dir=$1 rc=0
+	pkill -INT -f "^[^ ]*rxecc-verbs client .*--samples $dir/probe.tsv" 2>/dev/null
+	wait_exit "$PROBE_CLIENT" 90 "$dir/stuck.txt" || rc=1
+	wait_exit "$PROBE_SERVER" 90 "$dir/stuck.txt" || rc=1
+	return $rc
+}
+
+# wait_exit PID SECONDS FILE: wait for background job PID; one that has not
+# ended after SECONDS is killed, and FILE gets where every rxecc-verbs
+# process was (state, kernel stack), so that a stuck run says why.
+wait_exit() {
+	local pid=$1 n=$(($2 * 10)) p
+	while kill -0 "$pid" 2>/dev/null && [ $n -gt 0 ]; do
+		sleep 0.1
+		n=$((n - 1))
 	done
-	echo "$ok of $b probe runs completed" >"$dir/probe.txt"
-	[ "$ok" -gt 0 ]
+	if kill -0 "$pid" 2>/dev/null; then
+		for p in $(pgrep -f rxecc-verbs); do
+			echo "== $p: $(tr '\0' ' ' </proc/$p/cmdline)"
+			grep -E '^(State|Name)' /proc/$p/status
+			cat /proc/$p/stack 2>/dev/null
+		done >>"$3"
+		say "a probe process did not end in $2 s: killed (see $3)"
+		pkill -KILL -f rxecc-verbs
+		wait "$pid"
+		return 1
+	fi
+	wait "$pid"
 }
 
 # load_window DIR: DIR/load-start when h1 has received 200 packets more
@@ -136,7 +159,7 @@ load_window() {
 }
 
 run_mode() {
-	local m=$1 dir="$LAB_OUT/$1" i pids=() rc=0 cap qs n=0 probe=
+	local m=$1 dir="$LAB_OUT/$1" i pids=() rc=0 cap qs n=0
 	mkdir -p "$dir"
 	mode_set "$m" || { say "$m: configuration failed"; return 1; }
 	counters >"$dir/before.txt"
@@ -158,6 +181,9 @@ run_mode() {
 	echo 1 >$TR/tracing_on
 	queue_sampler "$dir/queue.tsv" &
 	qs=$!
+	if [ "$PROBE" = 1 ]; then
+		probe_start "$dir" || { say "$m: the probe did not start (see $m/probe-server.err)"; rc=1; }
+	fi
 	sleep 1
 	say "$m: ${SENDERS} senders for ${DURATION} s$([ "$PROBE" = 1 ] && echo ", probe running")"
 	for i in $SENDER_HOSTS; do
@@ -168,13 +194,11 @@ run_mode() {
 	done
 	rm -f "$dir/load-done" "$dir/load-start"
 	load_window "$dir" &
-	if [ "$PROBE" = 1 ]; then
-		probe_loop "$dir" &
-		probe=$!
-	fi
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
 	uptime >"$dir/load-done"
-	[ -z "$probe" ] || wait "$probe" || rc=1
+	if [ "$PROBE" = 1 ]; then
+		probe_stop "$dir" || { say "$m: the probe failed (see $m/probe.err)"; rc=1; }
+	fi
 	echo 0 >$TR/events/rxecc/rxecc_rate/enable
 	cp $TR/trace "$dir/trace.txt"
 	kill "$qs" 2>/dev/null

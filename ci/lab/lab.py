@@ -98,7 +98,6 @@ KEYS = {
     "dscp": (parse_int(0, 63), "26", "DSCP of every RoCE packet"),
     "probe": (parse_bool, "on", "latency probe from one more host"),
     "probe_size": (parse_int(1, 65536), "64", "bytes per probe write"),
-    "probe_batch": (parse_int(5, 100000), "100", "pings per probe run"),
     "buffer": (parse_size, "256KiB", "switch buffer per priority"),
     "xoff": (parse_size, "24KiB", "PFC XOFF per ingress port"),
     "xon": (parse_size, "12KiB", "PFC XON per ingress port"),
@@ -108,7 +107,7 @@ KEYS = {
     "pmax": (parse_int(0, 100), "20", "marking probability at kmax, %"),
     "link": (parse_mbit, "1gbit", "speed pauses and DCQCN's line rate are timed at"),
     "profile": (parse_profile, "lab", "DCQCN profile"),
-    "qp_timeout": (parse_int(1, 31), "18", "perftest -u: QP timeout exponent"),
+    "qp_timeout": (parse_int(1, 31), "18", "QP ACK timeout exponent (perftest -u, rxecc-verbs --ack-timeout)"),
     "sample_ms": (parse_int(10, 1000), "50", "queue sampling period"),
     "modes": (parse_modes, "baseline pfc dcqcn dcqcn+pfc", "modes, in order"),
 }
@@ -201,7 +200,7 @@ def write_shell(sc, path):
     q = shlex.quote
     out = [f"SENDERS={sc['senders']}", f"RATE={sc['rate']}", f"DURATION={sc['duration']}",
            f"MESSAGE={sc['message']}", f"DSCP={sc['dscp']}", f"PROBE={int(sc['probe'])}",
-           f"PROBE_SIZE={sc['probe_size']}", f"PROBE_BATCH={sc['probe_batch']}",
+           f"PROBE_SIZE={sc['probe_size']}",
            f"BUFFER={q(sc['buffer'])}", f"XOFF={q(sc['xoff'])}", f"XON={q(sc['xon'])}",
            f"HEADROOM={q(sc['headroom'])}", f"KMIN={q(sc['kmin'])}", f"KMAX={q(sc['kmax'])}",
            f"PMAX={sc['pmax']}", f"LINK={sc['link']}mbit", f"QP_TIMEOUT={sc['qp_timeout']}",
@@ -255,29 +254,24 @@ def percentile(sorted_values, p):
     return sorted_values[k]
 
 
-def probe_samples(d, mhz):
-    """The pings inside the load's window: [(time, us)]. perftest -C -U
-    printed each run's samples in order, in TSC cycles (half a round trip);
-    pings are back to back, so ping i of a run that ended at E was sent at
-    E - 2 x (the samples after it)."""
+def probe_samples(d):
+    """The pings sent inside the load's window: [(time s, us)]. probe.tsv
+    has one line per ping from rxecc-verbs: when it was sent (ns,
+    CLOCK_MONOTONIC) and its round trip (ns); the latency is half the round
+    trip, as perftest reports it."""
     window = [float(read_text(os.path.join(d, f))) if os.path.exists(os.path.join(d, f)) else None
               for f in ("load-start", "load-done")]
     out = []
-    for f in sorted(os.listdir(d)):
-        m = re.fullmatch(r"probe([0-9]+)\.log", f)
-        end_file = os.path.join(d, f"probe{m.group(1)}.end") if m else None
-        if not m or not os.path.exists(end_file):
+    path = os.path.join(d, "probe.tsv")
+    if not os.path.exists(path):
+        return out
+    for line in read_text(path).splitlines():
+        f = line.split()
+        if len(f) != 2 or not all(x.isdigit() for x in f):
             continue
-        us = []
-        for line in read_text(os.path.join(d, f)).splitlines():
-            s = re.fullmatch(r"\s*[0-9]+,\s*([0-9.]+(?:e[+-]?[0-9]+)?)\s*", line)
-            if s:
-                us.append(float(s.group(1)) / mhz)
-        t = float(read_text(end_file))
-        for v in reversed(us):
-            t -= 2 * v / 1e6
-            if (window[0] is None or t >= window[0]) and (window[1] is None or t <= window[1]):
-                out.append((t, v))
+        t, us = int(f[0]) / 1e9, int(f[1]) / 2000
+        if (window[0] is None or t >= window[0]) and (window[1] is None or t <= window[1]):
+            out.append((t, us))
     return sorted(out)
 
 
@@ -338,8 +332,7 @@ def analyse(raw, sc, mode):
               "retransmissions": delta(hs, "completer_retry_err"),
               "senders_paused_ms": round(delta(hs, f"rx_prio{prio}_pause_duration") / 1000),
               "limiter_deferred": delta(hs, "rp_tx_deferred")})
-    mhz = float(read_text(os.path.join(raw, "cpu_mhz")))
-    timed = probe_samples(d, mhz)
+    timed = probe_samples(d)
     s = sorted(v for _, v in timed)
     # p99.9 of fewer than 1000 pings would be the maximum: not given
     r["probe"] = {"samples": len(s), "p50_us": percentile(s, 50), "p99_us": percentile(s, 99),
@@ -468,7 +461,7 @@ def plots(raw, sc, results, samples, outdir):
             write_data(os.path.join(data, f"{n}-latency.tsv"),
                        [(v, (i + 1) / len(s)) for i, v in enumerate(s)])
             gnuplot(term + f"set output '{outdir}/{n}-latency.png'\n"
-                    f"set title 'Probe latency (ib_write_lat {sc['probe_size']} B), mode {n}'\n"
+                    f"set title 'Probe latency (RC ping-pong, {sc['probe_size']} B, half RTT), mode {n}'\n"
                     "set xlabel 'us (log)'\nset ylabel 'fraction of pings'\nset logscale x\n"
                     "set grid\nset key bottom right\n"
                     f"plot '{data}/{n}-latency.tsv' using 1:2 with steps lw 2 title 'CDF'\n")
@@ -497,7 +490,7 @@ def describe(sc):
             f"{sc['dscp']} (priority {sc['dscp'] >> 3}); switch buffer {sc['buffer']}, XOFF "
             f"{sc['xoff']}, XON {sc['xon']}, headroom {sc['headroom']}, ECN {sc['kmin']}-"
             f"{sc['kmax']} at {sc['pmax']} %; pauses and line rate at {sc['link']} Mbit/s"
-            + (f"; probe h{sc['senders'] + 2} -> h1 (ib_write_lat {sc['probe_size']} B)"
+            + (f"; probe h{sc['senders'] + 2} -> h1 (rxecc-verbs ping, {sc['probe_size']} B)"
                if sc["probe"] else ""))
 
 
@@ -519,8 +512,9 @@ def report(raw, scenario_json, outdir):
     notes = ("Goodput: distinct data packets (QP, PSN) x 1024 B at the bottleneck's egress while every "
              "sender ran. Retransmissions: the senders' `completer_retry_err`. PFC: frames the "
              "bottleneck sent for the RoCE priority; paused ms: the senders' "
-             "`rx_prio<p>_pause_duration`. Probe: ib_write_lat (half a round trip) through the "
-             "same port.")
+             "`rx_prio<p>_pause_duration`. Probe: half the round trip of an RC SEND ping-pong "
+             "(rxecc-verbs --test ping, one ping at a time, every ping's data checked) through "
+             "the same port, pings sent while the load ran.")
     md = [f"# Congestion lab: {describe(sc)}", "", md_table(results), "", notes, ""]
     if ck:
         md += ["## Expectations", ""] + [f"- {c}: **{'yes' if ok else 'no'}** ({m})" for c, ok, m in ck]

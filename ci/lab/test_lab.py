@@ -134,22 +134,19 @@ class Report(unittest.TestCase):
                     "rc=500000 rt=1000000 alpha=1024 t_stage=0 bc_stage=0\n"
                     "  kworker-1 [000] ..s1. 50.300000: rxecc_rate: dev=h2 qpn=17 event=timer "
                     "rc=750000 rt=1000000 alpha=900 t_stage=1 bc_stage=0\n")
-        with open(os.path.join(d, "probe1.log"), "w", encoding="utf-8") as f:
-            f.write("#, cycles\n" + "".join(f"{i + 1}, {c:g}\n" for i, c in enumerate(pings)))
-        # run 1 ended at 60 s; its pings took 2 x their latency each, back to
-        # back: the load window keeps all of them; run 2's pings (all 7 ms)
-        # came after the load and do not count
-        span = 2 * sum(pings) / 1000 / 1e6
-        with open(os.path.join(d, "probe1.end"), "w", encoding="utf-8") as f:
-            f.write("60.00\n")
+        # one ping per line: sent at (ns, CLOCK_MONOTONIC), round trip (ns);
+        # the report takes half the round trip. The load ran from 50 to 60 s:
+        # the pings in it count, one before and the ones after (all 7 ms) do not
+        with open(os.path.join(d, "probe.tsv"), "w", encoding="utf-8") as f:
+            f.write(f"{49_000_000_000} 14000000\n")
+            f.write("".join(f"{50_000_000_000 + i * 5_000_000} {int(2 * us * 1000)}\n"
+                            for i, us in enumerate(pings)))
+            f.write("".join(f"{61_000_000_000 + i} 14000000\n" for i in range(50)))
+            f.write("garbage line\n")
         with open(os.path.join(d, "load-start"), "w", encoding="utf-8") as f:
-            f.write(f"{60 - span - 0.01:.2f}\n")
+            f.write("50.00\n")
         with open(os.path.join(d, "load-done"), "w", encoding="utf-8") as f:
             f.write("60.00\n")
-        with open(os.path.join(d, "probe2.log"), "w", encoding="utf-8") as f:
-            f.write("#, cycles\n" + "".join(f"{i + 1}, 7e+06\n" for i in range(50)))
-        with open(os.path.join(d, "probe2.end"), "w", encoding="utf-8") as f:
-            f.write("70.00\n")
 
     def test_numbers_checks_and_files(self):
         with tempfile.TemporaryDirectory() as raw, tempfile.TemporaryDirectory() as out:
@@ -157,11 +154,9 @@ class Report(unittest.TestCase):
             sc_path = os.path.join(raw, "scenario.json")
             with open(sc_path, "w", encoding="utf-8") as f:
                 json.dump(sc, f)
-            with open(os.path.join(raw, "cpu_mhz"), "w", encoding="utf-8") as f:
-                f.write("1000.0\n")
-            # 1000 MHz: cycles / 1000 = us; 1.2e+06 cycles = 1200 us
-            self.make_mode(raw, "pfc", 0, 30, 10, [1.2e6] * 990 + [5e6] * 10)
-            self.make_mode(raw, "dcqcn+pfc", 0, 3, 2, [100000.0] * 1000)
+            # one-way latencies in us
+            self.make_mode(raw, "pfc", 0, 30, 10, [1200.0] * 990 + [5000.0] * 10)
+            self.make_mode(raw, "dcqcn+pfc", 0, 3, 2, [100.0] * 1000)
             with open(os.devnull, "w", encoding="utf-8") as null:
                 saved, sys.stdout = sys.stdout, null
                 try:

@@ -19,6 +19,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <deque>
 #include <fstream>
@@ -37,6 +38,12 @@ namespace {
 struct Error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
+
+// SIGINT or SIGTERM: the client stops sending, waits for what is in flight,
+// and reports as if its --count or --duration had ended.
+// NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables)
+volatile std::sig_atomic_t g_stop = 0;
+extern "C" void on_stop_signal(int /*sig*/) { g_stop = 1; }
 
 std::string errstr(const std::string& what, int err = errno) {
     return what + ": " + std::strerror(err);  // NOLINT(concurrency-mt-unsafe)
@@ -610,7 +617,7 @@ class Client {
         const double end = o_.duration > 0 ? now_s() + o_.duration : 0;
         const uint64_t limit = o_.count != 0 ? o_.count : ~uint64_t{0};
         const double t0 = now_s();
-        while (seq_ < limit && (end == 0 || now_s() < end)) {
+        while (seq_ < limit && (end == 0 || now_s() < end) && g_stop == 0) {
             const Step st = sched_.at(seq_);
             const uint32_t wrs = st.op == Op::write ? 2 : 1;
             const bool visible = st.op != Op::read;
@@ -649,6 +656,9 @@ class Client {
     [[nodiscard]] size_t recv_off(uint64_t i) const { return (ring_ + i) * slot_; }
 
     void post(const Step& st) {
+        // Before posting: ibv_post_send may carry the packet through the
+        // whole path (the requester runs in the system call) before it returns.
+        const uint64_t t_post = mono_ns();
         const size_t off = local_off(wr_);
         const auto seq32 = static_cast<uint32_t>(seq_);
         switch (st.op) {
@@ -684,7 +694,7 @@ class Client {
         }
         ++by_op_.at(static_cast<size_t>(st.op));
         if (st.op != Op::read) {
-            unacked_.emplace_back(seq_, mono_ns());
+            unacked_.emplace_back(seq_, t_post);
         }
         bytes_ += st.size;
     }
@@ -928,6 +938,10 @@ int main(int argc, char** argv) {
     try {
         const std::vector<std::string> args(argv + 1, argv + argc);
         const Options o = parse_options(args);
+        struct sigaction sa {};
+        sa.sa_handler = on_stop_signal;  // NOLINT(cppcoreguidelines-pro-type-union-access)
+        sigaction(SIGINT, &sa, nullptr);
+        sigaction(SIGTERM, &sa, nullptr);
         return o.server ? run_server(o) : run_client(o);
     } catch (const UsageError& e) {
         std::cerr << "rxecc-verbs: " << e.what() << "\n" << kUsage;

@@ -1,0 +1,201 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Packet fuzzing of an rxecc device with live QPs (roce_fuzz.py, fixed
+# seeds): h2 moves verified data to h1 with rxecc-verbs (every byte and
+# completion checked) while h3 sends malformed RoCEv2 packets at h1 from a
+# raw socket (mutated BTH fields, unknown opcodes, transport versions,
+# truncated and short packets, wrong pads, bad ICRC, oversized and
+# IP-fragmented packets, unknown, zero and destroyed QP numbers, a foreign
+# P_Key, CNPs with random or stale QPs, from the wrong host or malformed),
+# some spoofing h2's address, and the switch sends random PFC frames to
+# h1's port.
+#   - every packet is dropped and counted: each drop counter of h1 grows by
+#     exactly what the fuzzer sent for it;
+#   - the live transfer passes all its checks; no CNP reached h1's rate
+#     limiter; no kernel splat (ci/selftests.sh);
+#   - PFC frames count per priority not enabled (ignored) or as malformed,
+#     and pause only enabled priorities.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/fabric.sh"
+need_root
+HERE=$(cd "$(dirname "$0")" && pwd)
+V=$RXECC_TOP/build/userspace/rxecc-verbs
+FUZZ=${FUZZ:-6000}		# RoCE packets per round
+PFC_FUZZ=${PFC_FUZZ:-2000}	# PFC frames
+SUMMARY=$LOGDIR/fuzz-summary.txt
+
+ktap_header
+ktap_plan 4
+
+modules_unload >/dev/null 2>&1
+rxecc_load || { ktap_fail "load rdma_rxecc"; ktap_finished; }
+[ -x "$V" ] || { ktap_fail "rxecc-verbs is built ($V)"; ktap_finished; }
+modprobe rdma_cm
+fabric_init
+for i in 1 2 3; do
+	fabric_add_host $i || { ktap_fail "fabric host $i"; ktap_finished; }
+done
+: >"$SUMMARY"
+
+cnt() { port_counter "h$1" "$2"; }
+softnet_drops() {
+	local s=0 d
+	while read -r _ d _; do s=$((s + 16#$d)); done </proc/net/softnet_stat
+	echo $s
+}
+DROPS="rx_drop_malformed rx_drop_dgid rx_drop_unknown_qp rx_drop_qp_state rx_drop_addr_mismatch
+	rx_drop_key_mismatch rx_icrc_encapsulated rp_cnp_ignored rp_cnp_handled rx_pfc_ignored
+	rx_pfc_malformed rx_prio3_pause"
+declare -A C0
+snap() { local c; for c in $DROPS; do C0[$c]=$(cnt 1 "$c"); done; }
+# check_expect JSON: every counter of h1 grew by what the fuzzer expected
+# (counters it did not name by 0).
+check_expect() {
+	local c d want rc=0
+	for c in $DROPS; do
+		d=$(($(cnt 1 "$c") - C0[$c]))
+		want=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["expect"].get(sys.argv[2], 0))' "$1" "$c")
+		echo "h1 $c: +$d (expected +$want)"
+		[ "$d" -eq "$want" ] || rc=1
+	done
+	return $rc
+}
+
+# live_start NAME: h2 -> h1 rxecc-verbs for 600 s at most (stopped with
+# SIGINT by live_stop); LIVE_QPN: h1's QP of it.
+live_start() {
+	local name=$1
+	fabric_in 1 timeout 600 "$V" server -p 19600 --timeout 60 >"$LOGDIR/$name.s.json" \
+		2>"$LOGDIR/$name.s.err" &
+	LIVE_SERVER=$!
+	wait_for 10 grep -q listening "$LOGDIR/$name.s.err" || return 1
+	fabric_in 2 timeout 600 "$V" client "$(fabric_ip 1)" -p 19600 --duration 600 --seed 4242 \
+		--max-size 16384 --timeout 60 >"$LOGDIR/$name.c.json" 2>"$LOGDIR/$name.c.err" &
+	LIVE_CLIENT=$!
+	wait_for 20 bash -c "ip netns exec $(fabric_ns 1) rdma -j res show qp link h1/1 |
+		grep -q '\"comm\":\"rxecc-verbs\"'" || return 1
+	LIVE_QPN=$(fabric_in 1 rdma -j res show qp link h1/1 | python3 -c '
+import json, sys
+print(",".join(str(q["lqpn"]) for q in json.load(sys.stdin)
+               if q.get("comm") == "rxecc-verbs" and q.get("type") == "RC"))')
+	[ -n "$LIVE_QPN" ] && echo "live QP of h1: $LIVE_QPN"
+}
+live_stop() {
+	local name=$1 rc=0
+	pkill -INT -f "rxecc-verbs client $(fabric_ip 1) -p 19600" 2>/dev/null
+	wait "$LIVE_CLIENT" || rc=1
+	wait "$LIVE_SERVER" || rc=1
+	cat "$LOGDIR/$name.c.json" "$LOGDIR/$name.c.err" | cut -c1-600
+	python3 -c '
+import json, sys
+j = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+n, b, ok = j["messages_sent"], j["server_checked"]["bytes"] + j["client_checked"]["bytes"], j["ok"]
+print(f"live transfer: {n} messages, {b} bytes verified, ok: {ok}")
+sys.exit(0 if j["ok"] else 1)' "$LOGDIR/$name.c.json" | tee -a "$SUMMARY"
+	[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+	return $rc
+}
+
+# A destroyed QP's number (a "stale" QP): h1's QP of a short transfer.
+stale_qpns() {
+	fabric_in 1 timeout 60 "$V" server -p 19601 --timeout 30 >/dev/null 2>"$LOGDIR/stale.err" &
+	local s=$!
+	wait_for 10 grep -q listening "$LOGDIR/stale.err" || return 1
+	fabric_in 2 "$V" client "$(fabric_ip 1)" -p 19601 --count 10 >/dev/null &
+	local c=$!
+	wait_for 20 bash -c "ip netns exec $(fabric_ns 1) rdma -j res show qp link h1/1 |
+		grep -q '\"comm\":\"rxecc-verbs\"'"
+	STALE=$(fabric_in 1 rdma -j res show qp link h1/1 | python3 -c '
+import json, sys
+print(",".join(str(q["lqpn"]) for q in json.load(sys.stdin) if q.get("type") == "RC"))')
+	wait $c $s
+	echo "stale QPs of h1: $STALE"
+}
+
+roce_round() {	# SEED
+	local seed=$1 sn rc=0
+	snap
+	sn=$(softnet_drops)
+	fabric_in 3 python3 "$HERE/roce_fuzz.py" roce --src "$(fabric_ip 3)" --peer "$(fabric_ip 2)" \
+		--dst "$(fabric_ip 1)" --live "$LIVE_QPN" --stale "$STALE" --count "$FUZZ" --seed "$seed" \
+		>"$LOGDIR/fuzz-$seed.json" || return 1
+	sleep 1
+	cat "$LOGDIR/fuzz-$seed.json"
+	echo "receive backlog drops: $(($(softnet_drops) - sn))"
+	check_expect "$LOGDIR/fuzz-$seed.json" || rc=1
+	echo "seed $seed: $FUZZ RoCE packets $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kinds"])' \
+		"$LOGDIR/fuzz-$seed.json"), each counted" >>"$SUMMARY"
+	return $rc
+}
+
+# ---- RoCE ---------------------------------------------------------------------
+stale_qpns >"$LOGDIR/stale.log" 2>&1
+STALE=$(sed -n 's/^stale QPs of h1: //p' "$LOGDIR/stale.log")
+roce_fuzz() {
+	live_start roce || return 1
+	local rc=0
+	roce_round 1 || rc=1
+	roce_round 2 || rc=1
+	live_stop roce || rc=1
+	return $rc
+}
+ktap_result "RoCE fuzz (2 x $FUZZ packets, seeds 1 and 2): every packet dropped and counted by reason, the live QP's data verified" roce_fuzz
+
+no_throttle() {
+	# h1's QP handled no CNP: none of the fuzzer's CNPs (random or stale
+	# QP, off-path source, bad ICRC or length) reached its rate limiter.
+	[ $(($(cnt 1 rp_cnp_handled) - C0[rp_cnp_handled])) -eq 0 ] &&
+		[ "$(cnt 1 rp_cnp_handled)" -eq 0 ]
+}
+ktap_result "no fuzzed CNP was acted on (h1 rp_cnp_handled 0)" no_throttle
+
+# ---- PFC ------------------------------------------------------------------------
+pfc_fuzz() {	# h1 has PFC off: every enabled priority of a frame is ignored
+	local rc=0
+	fabric_dcqcn 1 set pfc_enable none || return 1
+	live_start pfc || return 1
+	snap
+	fabric_sw python3 "$HERE/roce_fuzz.py" pfc swp1 --count "$PFC_FUZZ" --seed 3 \
+		>"$LOGDIR/pfc-fuzz.json" || rc=1
+	sleep 1
+	cat "$LOGDIR/pfc-fuzz.json"
+	check_expect "$LOGDIR/pfc-fuzz.json" || rc=1
+	live_stop pfc || rc=1
+	echo "PFC: $PFC_FUZZ frames, each counted" >>"$SUMMARY"
+	return $rc
+}
+ktap_result "PFC fuzz ($PFC_FUZZ random and malformed frames, PFC off): counted, nothing paused, live data verified" pfc_fuzz
+
+pfc_enabled_only() {	# h1 has PFC on priority 3 only
+	local rc=0 x
+	fabric_dcqcn 1 set pfc_enable 0x08 || return 1
+	snap
+	# XOFF for every priority but 3, then XOFF for 3 (then XON)
+	x=$(python3 - <<'EOF'
+import json, struct
+print(json.dumps({"expect": {"rx_pfc_ignored": 20 * 7, "rx_prio3_pause": 2}}))
+EOF
+	)
+	echo "$x" >"$LOGDIR/pfc-enabled.json"
+	fabric_sw python3 - swp1 <<'EOF' || rc=1
+import socket, struct, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((sys.argv[1], 0))
+mac = bytes.fromhex(open(f"/sys/class/net/{sys.argv[1]}/address").read().strip().replace(":", ""))
+da = bytes.fromhex("0180c2000001")
+def frame(cev, t):
+    return (da + mac + struct.pack("!HHH8H", 0x8808, 0x0101, cev, *([t] * 8))).ljust(60, b"\0")
+for _ in range(20):
+    s.send(frame(0xf7, 0xffff))
+s.send(frame(0x08, 0xffff))
+s.send(frame(0x08, 0))
+EOF
+	sleep 0.5
+	check_expect "$LOGDIR/pfc-enabled.json" || rc=1
+	fabric_dcqcn 1 set pfc_enable none
+	return $rc
+}
+ktap_result "PFC frames pause only the priorities PFC is enabled for (7 others ignored per frame)" pfc_enabled_only
+
+ktap_diag "$(cat "$SUMMARY")"
+ktap_finished
