@@ -5,6 +5,7 @@
 #   make check      deps + build + host unit tests + guest selftests; ends with 'N passed, N failed'
 #   make demo       boot a guest and measure bandwidth and latency between rxecc devices
 #   make bench      rdma_rxecc against stock rdma_rxe in one guest boot (ratios, JSON)
+#   make soak       the congestion workload for SOAK_TIME s (default 600), reports what grew (not in check)
 #   make lint       W=1 + sparse build, checkpatch, clang-format, clang-tidy (also in check)
 #   make shell      interactive guest with rdma_rxecc loaded and an rxecc device up
 #   make install / uninstall    the module for the guest kernel, the rxecc tool
@@ -27,7 +28,7 @@ OUT        ?= $(TOP)/out
 DESTDIR    ?=
 export KSRC KVER
 
-.PHONY: all deps derive module userspace check check-host check-guest bench demo \
+.PHONY: all deps derive module userspace check check-host check-guest bench demo soak \
 	shell install uninstall clean distclean lint
 
 all: module userspace
@@ -67,6 +68,10 @@ bench: deps
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@$(TOP)/ci/demo.sh $(OUT)
+
+soak: deps
+	@$(MAKE) --no-print-directory all
+	@$(TOP)/ci/soak.sh $(OUT)
 
 shell: module
 	@$(TOP)/ci/vm.sh --interactive --name shell --smp 2 -- $(TOP)/ci/guest/shell.sh

@@ -18,6 +18,12 @@
 #                                   host I: tbf at RATE, then RED marking CE on ECT packets
 #                                   when its average queue is between MIN and MAX bytes
 #                                   (default 20000 60000); TCP bypasses both (own band)
+#   fabric_cc_mode PORT RATE QUEUE MARK PFC DCQCN
+#                                   switch port PORT as the pfc qdisc (rxecc tool) at RATE
+#                                   Mbit/s with the QUEUE options; PFC on priority 3 if PFC is
+#                                   "on", ECN marking with the MARK options if DCQCN is "on";
+#                                   every host's DCQCN (lab profile, ECT(0), on or off) and
+#                                   pfc_enable to match, pauses timed at 1 Gbit/s
 #   fabric_ns I / fabric_ip I / fabric_ip6 I / fabric_dev I
 #                                   namespace, IPv4, IPv6 address and rdma device of host I
 #   fabric_gid I [6]                the RoCEv2 GID index of host I's IPv4 (or IPv6) address
@@ -144,6 +150,16 @@ fabric_dcqcn() {
 fabric_dcqcn_all() {
 	local i
 	for i in "${FABRIC_HOSTS[@]}"; do fabric_dcqcn "$i" "$@" || return 1; done
+}
+
+fabric_cc_mode() {
+	local port=$1 rate=$2 queue=$3 mark="kmax 0" pfc=none en=none
+	[ "$5" = on ] && pfc=0x08
+	[ "$6" = on ] && mark=$4 en=all
+	# shellcheck disable=SC2086 # option lists
+	fabric_sw "$RXECC_TOOL" qdisc replace dev "$port" rate "$rate" pfc $pfc $queue $mark || return 1
+	fabric_dcqcn_all profile lab && fabric_dcqcn_all set ecn ect0 rp_enable $en np_enable $en \
+		pfc_enable $pfc link_speed 1gbit
 }
 
 fabric_gid() {

@@ -17,25 +17,18 @@
 #     and pause only enabled priorities.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fabric.sh"
+SUMMARY=$LOGDIR/fuzz-summary.txt
+VERBS_SUMMARY=$SUMMARY
+source "$(dirname "$0")/verbs.sh"
 need_root
 HERE=$(cd "$(dirname "$0")" && pwd)
-V=$RXECC_TOP/build/userspace/rxecc-verbs
-FUZZ=${FUZZ:-6000}		# RoCE packets per round
+FUZZ=${FUZZ:-4000}		# RoCE packets per round
 PFC_FUZZ=${PFC_FUZZ:-2000}	# PFC frames
-SUMMARY=$LOGDIR/fuzz-summary.txt
 
 ktap_header
 ktap_plan 4
 
-modules_unload >/dev/null 2>&1
-rxecc_load || { ktap_fail "load rdma_rxecc"; ktap_finished; }
-[ -x "$V" ] || { ktap_fail "rxecc-verbs is built ($V)"; ktap_finished; }
-modprobe rdma_cm
-fabric_init
-for i in 1 2 3; do
-	fabric_add_host $i || { ktap_fail "fabric host $i"; ktap_finished; }
-done
-: >"$SUMMARY"
+verbs_fabric 3
 
 cnt() { port_counter "h$1" "$2"; }
 softnet_drops() {
@@ -61,17 +54,9 @@ check_expect() {
 	return $rc
 }
 
-# live_start NAME: h2 -> h1 rxecc-verbs for 600 s at most (stopped with
-# SIGINT by live_stop); LIVE_QPN: h1's QP of it.
+# live_start NAME: h2 -> h1 until live_stop (verbs.sh); LIVE_QPN: h1's QP of it.
 live_start() {
-	local name=$1
-	fabric_in 1 timeout 600 "$V" server -p 19600 --timeout 60 >"$LOGDIR/$name.s.json" \
-		2>"$LOGDIR/$name.s.err" &
-	LIVE_SERVER=$!
-	wait_for 10 grep -q listening "$LOGDIR/$name.s.err" || return 1
-	fabric_in 2 timeout 600 "$V" client "$(fabric_ip 1)" -p 19600 --duration 600 --seed 4242 \
-		--max-size 16384 --timeout 60 >"$LOGDIR/$name.c.json" 2>"$LOGDIR/$name.c.err" &
-	LIVE_CLIENT=$!
+	verbs_live_start "$1" 2 19600 || return 1
 	wait_for 20 bash -c "ip netns exec $(fabric_ns 1) rdma -j res show qp link h1/1 |
 		grep -q '\"comm\":\"rxecc-verbs\"'" || return 1
 	LIVE_QPN=$(fabric_in 1 rdma -j res show qp link h1/1 | python3 -c '
@@ -80,28 +65,14 @@ print(",".join(str(q["lqpn"]) for q in json.load(sys.stdin)
                if q.get("comm") == "rxecc-verbs" and q.get("type") == "RC"))')
 	[ -n "$LIVE_QPN" ] && echo "live QP of h1: $LIVE_QPN"
 }
-live_stop() {
-	local name=$1 rc=0
-	pkill -INT -f "rxecc-verbs client $(fabric_ip 1) -p 19600" 2>/dev/null
-	wait "$LIVE_CLIENT" || rc=1
-	wait "$LIVE_SERVER" || rc=1
-	cat "$LOGDIR/$name.c.json" "$LOGDIR/$name.c.err" | cut -c1-600
-	python3 -c '
-import json, sys
-j = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
-n, b, ok = j["messages_sent"], j["server_checked"]["bytes"] + j["client_checked"]["bytes"], j["ok"]
-print(f"live transfer: {n} messages, {b} bytes verified, ok: {ok}")
-sys.exit(0 if j["ok"] else 1)' "$LOGDIR/$name.c.json" | tee -a "$SUMMARY"
-	[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
-	return $rc
-}
+live_stop() { verbs_live_stop "$1"; }
 
 # A destroyed QP's number (a "stale" QP): h1's QP of a short transfer.
 stale_qpns() {
-	fabric_in 1 timeout 60 "$V" server -p 19601 --timeout 30 >/dev/null 2>"$LOGDIR/stale.err" &
+	fabric_in 1 timeout 60 "$VERBS" server -p 19601 --timeout 30 >/dev/null 2>"$LOGDIR/stale.err" &
 	local s=$!
 	wait_for 10 grep -q listening "$LOGDIR/stale.err" || return 1
-	fabric_in 2 "$V" client "$(fabric_ip 1)" -p 19601 --count 10 >/dev/null &
+	fabric_in 2 "$VERBS" client "$(fabric_ip 1)" -p 19601 --count 10 >/dev/null &
 	local c=$!
 	wait_for 20 bash -c "ip netns exec $(fabric_ns 1) rdma -j res show qp link h1/1 |
 		grep -q '\"comm\":\"rxecc-verbs\"'"

@@ -193,14 +193,7 @@ REPORT=$LOGDIR/pfc-report.txt
 : >"$REPORT"
 
 # mode_set PFC DCQCN (on|off each): the switch port towards h1 and the hosts.
-mode_set() {
-	local pfc=none mark="kmax 0" en=none
-	[ "$1" = on ] && pfc=0x08
-	[ "$2" = on ] && mark=$MARK en=all
-	fabric_sw "$T" qdisc replace dev swp1 rate $RATE pfc $pfc $QUEUE $mark || return 1
-	fabric_dcqcn_all profile lab && fabric_dcqcn_all set ecn ect0 rp_enable $en np_enable $en \
-		pfc_enable $pfc link_speed 1gbit
-}
+mode_set() { fabric_cc_mode swp1 $RATE "$QUEUE" "$MARK" "$1" "$2"; }
 
 # incast NAME [VERIFY]: h2, h3, h4 write to h1 for DUR seconds (ib_write_bw,
 # 64 KiB messages, DSCP 26); with VERIFY each also runs rping -V to h1 at

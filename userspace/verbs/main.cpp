@@ -251,11 +251,15 @@ class Conn {
         }
     }
 
+    // Connection events (device removal, disconnection) end a transfer:
+    // wait() watches `ch` from now on.
+    void watch(rdma_event_channel* ch) { cm_ = ch; }
+
     // Wait up to `timeout` s for completions; returns those of the send and
     // the receive queue (either may be empty, not both).
     void wait(std::vector<ibv_wc>& sends, std::vector<ibv_wc>& recvs, double timeout) {
         const double deadline = now_s() + timeout;
-        for (;;) {
+        for (unsigned spin = 0;; ++spin) {
             if (drain(sends, recvs)) {
                 return;
             }
@@ -263,26 +267,58 @@ class Conn {
                 throw Error("no completion for " + std::to_string(timeout) + " s");
             }
             if (busy_) {
+                if (spin % 4096 == 0) {
+                    check_cm(0);
+                }
                 continue;
             }
-            pollfd p{comp_->fd, POLLIN, 0};
-            const int r = ::poll(&p, 1, 100);
-            if (r < 0 && errno != EINTR) {
-                throw Error(errstr("poll"));
-            }
-            if (r > 0) {
-                ibv_cq* cq = nullptr;
-                void* ctx = nullptr;
-                if (ibv_get_cq_event(comp_.get(), &cq, &ctx) != 0) {
-                    throw Error(errstr("ibv_get_cq_event"));
-                }
-                (cq == scq_.get() ? events_s_ : events_r_)++;
-                arm();
-            }
+            sleep_for_event();
         }
     }
 
   private:
+    // Sleep until the completion channel or the connection channel has
+    // something (at most 100 ms); re-arm the CQs after a completion event.
+    void sleep_for_event() {
+        std::array<pollfd, 2> p{
+            {{comp_->fd, POLLIN, 0}, {cm_ != nullptr ? cm_->fd : -1, POLLIN, 0}}};
+        const int r = ::poll(p.data(), p.size(), 100);
+        if (r < 0 && errno != EINTR) {
+            throw Error(errstr("poll"));
+        }
+        if (r > 0 && (p[1].revents & POLLIN) != 0) {
+            check_cm(0);
+        }
+        if (r > 0 && (p[0].revents & POLLIN) != 0) {
+            ibv_cq* cq = nullptr;
+            void* ctx = nullptr;
+            if (ibv_get_cq_event(comp_.get(), &cq, &ctx) != 0) {
+                throw Error(errstr("ibv_get_cq_event"));
+            }
+            (cq == scq_.get() ? events_s_ : events_r_)++;
+            arm();
+        }
+    }
+
+    // A connection event that arrived while data moves: another client's
+    // request is refused, anything else ends the transfer.
+    void check_cm(int timeout_ms) {
+        if (cm_ == nullptr) {
+            return;
+        }
+        pollfd p{cm_->fd, POLLIN, 0};
+        if (::poll(&p, 1, timeout_ms) <= 0) {
+            return;
+        }
+        const Event ev(cm_, 1);
+        if (ev.get().event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+            rdma_reject(ev.get().id, nullptr, 0);
+            return;
+        }
+        throw Error(std::string("connection event during the transfer: ") +
+                    rdma_event_str(ev.get().event));
+    }
+
     void arm() {
         if (!busy_ &&
             (ibv_req_notify_cq(scq_.get(), 0) != 0 || ibv_req_notify_cq(rcq_.get(), 0) != 0)) {
@@ -313,6 +349,7 @@ class Conn {
     size_t len_ = 0;
     MrPtr mr_;
     bool qp_ = false;
+    rdma_event_channel* cm_ = nullptr;
 };
 
 std::string wc_text(const ibv_wc& wc) {
@@ -362,6 +399,20 @@ T from_private(const rdma_cm_event& ev) {
     return t;
 }
 
+// An event channel and an RC (RDMA_PS_TCP) id on it. The id is declared
+// second so that it is destroyed first.
+std::pair<ChannelPtr, IdPtr> open_cm() {
+    ChannelPtr ch(rdma_create_event_channel());
+    if (!ch) {
+        throw Error(errstr("rdma_create_event_channel"));
+    }
+    rdma_cm_id* raw = nullptr;
+    if (rdma_create_id(ch.get(), &raw, nullptr, RDMA_PS_TCP) != 0) {
+        throw Error(errstr("rdma_create_id"));
+    }
+    return {std::move(ch), IdPtr(raw)};
+}
+
 // --- server --------------------------------------------------------------
 
 // Layout of the server's buffer: the WRITE slots, the READ region, the
@@ -405,6 +456,8 @@ class Server {
             c_.post_recv(i, lay_.recv_off(i), lay_.slot);
         }
     }
+
+    void watch(rdma_event_channel* ch) { c_.watch(ch); }
 
     [[nodiscard]] Welcome welcome() const {
         return {c_.addr(0), c_.addr(lay_.read_off()), c_.rkey(), lay_.read_len};
@@ -467,6 +520,7 @@ class Server {
                 c_.post_send(acks_, IBV_WR_SEND, lay_.send_off(acks_), sizeof(r));
                 ++acks_;
                 fin_ = true;
+                c_.watch(nullptr);  // the client disconnects once it has the result
                 return;
             }
             seq = ctl.value;
@@ -546,15 +600,7 @@ class Server {
 };
 
 int run_server(const Options& o) {
-    ChannelPtr ch(rdma_create_event_channel());
-    if (!ch) {
-        throw Error(errstr("rdma_create_event_channel"));
-    }
-    rdma_cm_id* raw = nullptr;
-    if (rdma_create_id(ch.get(), &raw, nullptr, RDMA_PS_TCP) != 0) {
-        throw Error(errstr("rdma_create_id"));
-    }
-    IdPtr listen(raw);
+    auto [ch, listen] = open_cm();
     sockaddr_storage ss = resolve(o.addr, o.port);
     if (rdma_bind_addr(listen.get(), sa(ss)) != 0 || rdma_listen(listen.get(), 1) != 0) {
         throw Error(errstr("listening on port " + std::to_string(o.port)));
@@ -581,6 +627,7 @@ int run_server(const Options& o) {
         throw Error(errstr("rdma_accept"));
     }
     Event(ch.get(), o.timeout).expect(RDMA_CM_EVENT_ESTABLISHED);
+    srv.watch(ch.get());
     const int rc = srv.run(o.timeout);
     Event(ch.get(), o.timeout).expect(RDMA_CM_EVENT_DISCONNECTED);
     return rc;
@@ -612,6 +659,7 @@ class Client {
     }
 
     void set_welcome(const Welcome& w) { w_ = w; }
+    void watch(rdma_event_channel* ch) { c_.watch(ch); }
 
     int run() {
         const double end = o_.duration > 0 ? now_s() + o_.duration : 0;
@@ -866,15 +914,7 @@ class Client {
 };
 
 int run_client(const Options& o) {
-    ChannelPtr ch(rdma_create_event_channel());
-    if (!ch) {
-        throw Error(errstr("rdma_create_event_channel"));
-    }
-    rdma_cm_id* raw = nullptr;
-    if (rdma_create_id(ch.get(), &raw, nullptr, RDMA_PS_TCP) != 0) {
-        throw Error(errstr("rdma_create_id"));
-    }
-    IdPtr id(raw);
+    auto [ch, id] = open_cm();
     sockaddr_storage dst = resolve(o.addr, o.port);
     if (rdma_resolve_addr(id.get(), nullptr, sa(dst), 2000) != 0) {
         throw Error(errstr("rdma_resolve_addr " + o.addr));
@@ -924,6 +964,7 @@ int run_client(const Options& o) {
         ev.expect(RDMA_CM_EVENT_ESTABLISHED);
         cl.set_welcome(from_private<Welcome>(ev.get()));
     }
+    cl.watch(ch.get());
     const int rc = cl.run();
     rdma_disconnect(id.get());
     Event(ch.get(), o.timeout).expect(RDMA_CM_EVENT_DISCONNECTED);
