@@ -17,8 +17,7 @@
 #     and pause only enabled priorities.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fabric.sh"
-SUMMARY=$LOGDIR/fuzz-summary.txt
-VERBS_SUMMARY=$SUMMARY
+VERBS_SUMMARY=$LOGDIR/fuzz-summary.txt
 source "$(dirname "$0")/verbs.sh"
 need_root
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -95,7 +94,7 @@ roce_round() {	# SEED
 	echo "receive backlog drops: $(($(softnet_drops) - sn))"
 	check_expect "$LOGDIR/fuzz-$seed.json" || rc=1
 	echo "seed $seed: $FUZZ RoCE packets $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kinds"])' \
-		"$LOGDIR/fuzz-$seed.json"), each counted" >>"$SUMMARY"
+		"$LOGDIR/fuzz-$seed.json"), each counted" >>"$VERBS_SUMMARY"
 	return $rc
 }
 
@@ -132,7 +131,7 @@ pfc_fuzz() {	# h1 has PFC off: every enabled priority of a frame is ignored
 	cat "$LOGDIR/pfc-fuzz.json"
 	check_expect "$LOGDIR/pfc-fuzz.json" || rc=1
 	live_stop pfc || rc=1
-	echo "PFC: $PFC_FUZZ frames, each counted" >>"$SUMMARY"
+	echo "PFC: $PFC_FUZZ frames, each counted" >>"$VERBS_SUMMARY"
 	return $rc
 }
 ktap_result "PFC fuzz ($PFC_FUZZ random and malformed frames, PFC off): counted, nothing paused, live data verified" pfc_fuzz
@@ -168,5 +167,5 @@ EOF
 }
 ktap_result "PFC frames pause only the priorities PFC is enabled for (7 others ignored per frame)" pfc_enabled_only
 
-ktap_diag "$(cat "$SUMMARY")"
+ktap_diag "$(cat "$VERBS_SUMMARY")"
 ktap_finished

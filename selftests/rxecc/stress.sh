@@ -13,8 +13,7 @@
 # ci/selftests.sh fails the run on any kernel splat.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fabric.sh"
-SUMMARY=$LOGDIR/stress-summary.txt
-VERBS_SUMMARY=$SUMMARY
+VERBS_SUMMARY=$LOGDIR/stress-summary.txt
 source "$(dirname "$0")/verbs.sh"
 need_root
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -50,7 +49,7 @@ churn() {
 	echo "h1 resources before: $before; after: $after"
 	[ -n "$before" ] && [ "$before" = "$after" ] || rc=1
 	live_stop live-19700 || rc=1
-	echo "QP churn: $(cat "$LOGDIR/churn.json")" >>"$SUMMARY"
+	echo "QP churn: $(cat "$LOGDIR/churn.json")" >>"$VERBS_SUMMARY"
 	return $rc
 }
 ktap_result "QP churn: $CHURN_QPS RC QPs created, connected, used and destroyed during verified traffic; resources back" churn
@@ -119,5 +118,5 @@ reload() {	# and the module comes back clean on a fresh fabric host
 }
 ktap_result "reloaded, h1 and h2 re-added: a verified transfer" reload
 
-ktap_diag "$(cat "$SUMMARY")"
+ktap_diag "$(cat "$VERBS_SUMMARY")"
 ktap_finished

@@ -413,6 +413,19 @@ std::pair<ChannelPtr, IdPtr> open_cm() {
     return {std::move(ch), IdPtr(raw)};
 }
 
+// Connection parameters: our private data, up to 16 RDMA READs in flight
+// each way (at most `depth`), 7 transport and RNR retries (7 RNR: forever).
+rdma_conn_param conn_param(const void* data, size_t len, uint32_t depth) {
+    rdma_conn_param cp{};
+    cp.private_data = data;
+    cp.private_data_len = static_cast<uint8_t>(len);
+    cp.responder_resources = static_cast<uint8_t>(std::min<uint32_t>(depth, 16));
+    cp.initiator_depth = cp.responder_resources;
+    cp.retry_count = 7;
+    cp.rnr_retry_count = 7;
+    return cp;
+}
+
 // --- server --------------------------------------------------------------
 
 // Layout of the server's buffer: the WRITE slots, the READ region, the
@@ -617,12 +630,7 @@ int run_server(const Options& o) {
     }
     Server srv(h, id.get(), o.busy_poll);
     const Welcome w = srv.welcome();
-    rdma_conn_param cp{};
-    cp.private_data = &w;
-    cp.private_data_len = sizeof(w);
-    cp.responder_resources = static_cast<uint8_t>(std::min<uint32_t>(h.depth, 16));
-    cp.initiator_depth = cp.responder_resources;
-    cp.rnr_retry_count = 7;
+    rdma_conn_param cp = conn_param(&w, sizeof(w), h.depth);
     if (rdma_accept(id.get(), &cp) != 0) {
         throw Error(errstr("rdma_accept"));
     }
@@ -949,13 +957,7 @@ int run_client(const Options& o) {
     // The QP exists before rdma_connect; the server's answer (its buffer's
     // address and key) arrives with ESTABLISHED.
     Client cl(o, id.get());
-    rdma_conn_param cp{};
-    cp.private_data = &h;
-    cp.private_data_len = sizeof(h);
-    cp.responder_resources = static_cast<uint8_t>(std::min<uint32_t>(o.depth, 16));
-    cp.initiator_depth = cp.responder_resources;
-    cp.retry_count = 7;
-    cp.rnr_retry_count = 7;
+    rdma_conn_param cp = conn_param(&h, sizeof(h), o.depth);
     if (rdma_connect(id.get(), &cp) != 0) {
         throw Error(errstr("rdma_connect"));
     }
