@@ -6,7 +6,8 @@
 #   - parameters set with the rxecc tool (its own checks are in tool.sh);
 #   - 2:1 incast with DCQCN off, then on: CNPs generated and handled, the
 #     limiter paces, transfers complete, the switch queue is shorter;
-#   - tshark: the CNP format, ECT on data, Not-ECT on CNPs, CE packets
+#   - tshark: the CNP format; on the wire (pcap read directly): ECT on data,
+#     Not-ECT on CNPs, CE packets
 #     accepted; CNPs of a QP never closer than np_min_time_between_cnps;
 #   - RDMA READ: CE on read responses throttles the responder;
 #   - rates fall under congestion and recover once it ends (rdma res -dd);
@@ -105,9 +106,15 @@ off_run() {
 ktap_result "2:1 incast, DCQCN off: both complete, packets CE-marked, no CNP, nothing paced" off_run
 
 echo > $TR/trace
-fabric_in 1 timeout 200 dumpcap -q -i eth0 -s 128 -w "$LOGDIR/on.h1.pcap" >/dev/null 2>&1 &
+# Every packet at h1 and h2 (classic pcap, read directly: ~10^5 packets),
+# and h1's CNPs alone (BTH opcode 0x81, the first byte of the UDP payload)
+# for tshark to decode.
+fabric_in 1 timeout 200 dumpcap -q -P -i eth0 -s 64 -w "$LOGDIR/on.h1.pcap" >/dev/null 2>&1 &
 CAP1=$!
-fabric_in 2 timeout 200 dumpcap -q -i eth0 -s 128 -w "$LOGDIR/on.h2.pcap" >/dev/null 2>&1 &
+fabric_in 1 timeout 200 dumpcap -q -i eth0 -s 128 -f 'udp dst port 4791 and udp[8] == 0x81' \
+	-w "$LOGDIR/on.h1.cnp.pcap" >/dev/null 2>&1 &
+CAP3=$!
+fabric_in 2 timeout 200 dumpcap -q -P -i eth0 -s 64 -w "$LOGDIR/on.h2.pcap" >/dev/null 2>&1 &
 CAP2=$!
 sleep 3
 on_run() {
@@ -119,8 +126,8 @@ ktap_result "2:1 incast, DCQCN on: both complete, CNPs sent by h1 and handled by
 ON_MARKS=$(delta 1:np_ecn_marked_roce_packets)
 ON_CNPS=$(delta 1:np_cnp_sent)
 sleep 1
-capture_stop "$LOGDIR/on.h1.pcap"; capture_stop "$LOGDIR/on.h2.pcap"
-wait $CAP1 $CAP2 2>/dev/null
+capture_stop "$LOGDIR/on.h1.pcap"; capture_stop "$LOGDIR/on.h1.cnp.pcap"; capture_stop "$LOGDIR/on.h2.pcap"
+wait $CAP1 $CAP2 $CAP3 2>/dev/null
 
 paced() {
 	echo "h2 +$(delta 2:rp_tx_deferred), h3 +$(delta 3:rp_tx_deferred) limiter deferrals"
@@ -141,51 +148,61 @@ qpn_of() {	# qpn_of DEV: the RC QPs of DEV, from the trace of the 'on' run
 	grep -oE "rxecc_cnp_handled: dev=$1 qpn=[0-9]+" $TR/trace | grep -oE '[0-9]+$' | sort -u
 }
 cnp_format() {
-	local f="$LOGDIR/on.h1.pcap" n bad qps
-	n=$(tshark -r "$f" -Y 'infiniband.bth.opcode == 0x81' 2>/dev/null | wc -l)
-	echo "$n CNPs captured at h1 (np_cnp_sent +$ON_CNPS)"
-	[ "$n" -gt 0 ] || return 1
+	local f="$LOGDIR/on.h1.cnp.pcap" qps
 	# Every CNP: 74 bytes, UDP 4791, BECN only, P_Key 0xffff, PSN 0, DSCP 48,
 	# Not-ECT, 16 zero bytes, sent to the QP of h2 or h3 that sends data.
 	qps=$( (qpn_of h2; qpn_of h3) | sort -u | tr '\n' ' ')
 	echo "sender QPs: $qps"
-	bad=$(tshark -r "$f" -Y 'infiniband.bth.opcode == 0x81' -T fields -e frame.len -e udp.dstport \
-		-e udp.payload -e infiniband.bth.p_key -e infiniband.bth.psn -e ip.dsfield.dscp \
-		-e ip.dsfield.ecn -e infiniband.bth.destqp 2>/dev/null |
+	tshark -r "$f" -Y infiniband -T fields -E occurrence=f -e frame.len -e udp.dstport \
+		-e udp.payload -e infiniband.bth.opcode -e infiniband.bth.p_key -e infiniband.bth.psn \
+		-e ip.dsfield.dscp -e ip.dsfield.ecn -e infiniband.bth.destqp 2>/dev/null |
 		python3 -c '
 import sys
 qps = {int(q) for q in sys.argv[1].split()}
-bad = 0
+n = bad = 0
 for line in sys.stdin:
-    ln, port, pl, pkey, psn, dscp, ecn, dqp = line.split("\t")
+    ln, port, pl, op, pkey, psn, dscp, ecn, dqp = line.rstrip("\n").split("\t")
+    n += 1
     b = bytes.fromhex(pl.replace(":", ""))
-    ok = (ln == "74" and port == "4791" and len(b) == 32 and b[0] == 0x81 and b[4] == 0x40
-          and b[1] == 0 and int(pkey, 0) == 0xffff and psn == "0" and dscp == "48" and ecn == "0"
-          and b[12:28] == bytes(16) and int(dqp, 16) in qps)
+    ok = (ln == "74" and port == "4791" and int(op, 0) == 0x81 and len(b) == 32 and b[0] == 0x81
+          and b[4] == 0x40 and b[1] == 0 and int(pkey, 0) == 0xffff and psn == "0" and dscp == "48"
+          and ecn == "0" and b[12:28] == bytes(16) and int(dqp, 16) in qps)
     if not ok:
         bad += 1
         if bad < 4:
-            print("bad CNP:", line.strip(), file=sys.stderr)
-print(bad)' "$qps")
-	echo "$bad malformed"
-	[ "$bad" = 0 ]
+            print("bad CNP:", line.strip())
+print(f"{n} CNPs captured at h1 (np_cnp_sent +{sys.argv[2]}), {bad} malformed")
+sys.exit(0 if n > 0 and bad == 0 else 1)' "$qps" "$ON_CNPS"
 }
 ktap_result "tshark: CNPs are 74 B, opcode 0x81, BECN, P_Key 0xffff, PSN 0, DSCP 48, Not-ECT, to the sender's QP" cnp_format
+# ecn_count PCAP: "SRC DST OPCODE ECN COUNT" for the RoCE packets of PCAP.
+ecn_count() {
+	python3 - "$1" <<-'EOF'
+		import collections, os, sys
+		sys.path.insert(0, os.path.join(os.environ["RXECC_TOP"], "ci"))
+		from incast_report import frames, ip_str, roce
+		c = collections.Counter((ip_str(p[26:30]), ip_str(p[30:34]), p[42], p[15] & 3)
+		                        for _, p in frames(sys.argv[1]) if roce(p))
+		for (src, dst, op, ecn), n in sorted(c.items()):
+		    print(src, dst, op, ecn, n)
+	EOF
+}
 ecn_on_wire() {
-	local f1="$LOGDIR/on.h1.pcap" f2="$LOGDIR/on.h2.pcap" sent ce ect
+	local h1 h2 sent ce ect
+	h1=$(ecn_count "$LOGDIR/on.h1.pcap") && h2=$(ecn_count "$LOGDIR/on.h2.pcap") || return 1
 	# At the sender: data and ACKs ECT(0), never CE; CNPs arrive Not-ECT.
-	sent=$(tshark -r "$f2" -Y 'infiniband && ip.src == 10.0.2.1' -T fields -e ip.dsfield.ecn 2>/dev/null | sort | uniq -c)
+	sent=$(echo "$h2" | awk '$1 == "10.0.2.1" { n[$4] += $5 } END { for (e in n) print n[e], e }')
 	echo "h2 sends (count, ECN): $sent"
 	[ "$(echo "$sent" | awk '$2 != 2' | wc -l)" -eq 0 ] && [ -n "$sent" ] || return 1
-	[ "$(tshark -r "$f2" -Y 'infiniband.bth.opcode == 0x81 && ip.dsfield.ecn != 0' 2>/dev/null | wc -l)" -eq 0 ] || return 1
+	[ "$(echo "$h2" | awk '$3 == 129 && $4 != 0' | wc -l)" -eq 0 ] || return 1
 	# At the receiver: CE-marked data arrives and every one is accepted
 	# (np_ecn_marked_roce_packets counts after the header and ICRC checks).
-	ce=$(tshark -r "$f1" -Y 'infiniband && ip.dst == 10.0.1.1 && ip.dsfield.ecn == 3' 2>/dev/null | wc -l)
-	ect=$(tshark -r "$f1" -Y 'infiniband && ip.dst == 10.0.1.1 && ip.dsfield.ecn == 2' 2>/dev/null | wc -l)
+	ce=$(echo "$h1" | awk '$2 == "10.0.1.1" && $4 == 3 { n += $5 } END { print n + 0 }')
+	ect=$(echo "$h1" | awk '$2 == "10.0.1.1" && $4 == 2 { n += $5 } END { print n + 0 }')
 	echo "h1 receives $ce CE and $ect ECT(0) RoCE packets; np_ecn_marked_roce_packets +$ON_MARKS"
 	[ "$ce" -gt 0 ] && [ "$ce" -eq "$ON_MARKS" ]
 }
-ktap_result "tshark: data ECT(0) at the sender, CNPs Not-ECT, every CE-marked packet accepted by h1" ecn_on_wire
+ktap_result "on the wire: data ECT(0) at the sender, CNPs Not-ECT, every CE-marked packet accepted by h1" ecn_on_wire
 
 cnp_spacing() {
 	local gap_us=10000 f="$LOGDIR/gap.h1.pcap" cap

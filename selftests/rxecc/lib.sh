@@ -191,6 +191,10 @@ wait_gid() {
 	echo "$idx"
 }
 
+# ere_quote STRING: STRING as an extended regular expression matching it
+# literally (for pkill/pgrep -f: a path such as OUT/dcqcn+pfc/... has '+').
+ere_quote() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g'; }
+
 # capture_stop FILE: stop the capture (dumpcap) writing FILE, let it finish
 # the file, and wait until it is gone. (A background job ignores SIGINT, so
 # `kill -INT` on it does not reach dumpcap; TERM to the processes whose
@@ -198,9 +202,18 @@ wait_gid() {
 # file.)
 capture_stop() {
 	local re
-	re="-w $(printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g')( |\$)"	# FILE taken literally
+	re="-w $(ere_quote "$1")( |\$)"
 	pkill -TERM -f -- "$re" 2>/dev/null
 	wait_for 20 bash -c "! pgrep -f -- '$re'"
+}
+
+# kill_tree PID: SIGKILL PID and every process below it. A job started as
+# `fabric_in N timeout ... prog &` is a subshell whose children (ip netns
+# exec, timeout, prog) outlive a kill of the subshell alone.
+kill_tree() {
+	local c
+	for c in $(pgrep -P "$1"); do kill_tree "$c"; done
+	kill -9 "$1" 2>/dev/null
 }
 
 # port_counter DEV NAME: an rxe hw counter of port 1.

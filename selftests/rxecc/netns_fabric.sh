@@ -134,7 +134,7 @@ ns_delete() {
 	ip netns pids "$(fabric_ns 4)" | xargs -r kill -9
 	ip netns del "$(fabric_ns 4)"
 	wait_for 30 test ! -e /sys/class/infiniband/h4 || { echo "h4 still there"; return 1; }
-	kill -9 $cpid 2>/dev/null
+	kill_tree $cpid	# h3's client, whose peer is gone
 	wait $cpid 2>/dev/null
 	[ -e /sys/class/infiniband/h3 ]
 }
@@ -158,7 +158,7 @@ move_out() {
 	fabric_in 2 ip link set eth0 netns "${FABRIC_PREFIX}away" || return 1
 	sleep 2
 	ip netns pids "$(fabric_ns 2)" | xargs -r kill -9
-	kill -9 $cpid 2>/dev/null
+	kill_tree $cpid
 	wait $spid $cpid 2>/dev/null
 	wait_for 30 test ! -e /sys/class/infiniband/h2 || { echo "h2 still there"; return 1; }
 	ip netns del "${FABRIC_PREFIX}away"

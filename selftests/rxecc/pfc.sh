@@ -131,7 +131,8 @@ endpoint_pause() {
 		pids+=($!)
 	done
 	wait_for 15 bash -c "[ \$(ip netns exec $(fabric_ns 1) ss -Hltn | wc -l) -ge 2 ]"
-	fabric_sw timeout 60 dumpcap -q -i swp2 -s 96 -w "$LOGDIR/ep.swp2.pcap" >/dev/null 2>&1 &
+	fabric_sw timeout 60 dumpcap -q -P -i swp2 -s 64 -f "src host $(fabric_ip 2) and udp dst port 4791" \
+		-w "$LOGDIR/ep.swp2.pcap" >/dev/null 2>&1 &
 	cap=$!
 	sleep 2
 	for i in 3 1; do
