@@ -120,7 +120,7 @@ probe_start() {
 # probe_stop DIR: SIGINT ends the pinging; the client reports and exits.
 probe_stop() {
 	local dir=$1 rc=0
-	pkill -INT -f "^[^ ]*rxecc-verbs client .*--samples $dir/probe.tsv" 2>/dev/null
+	pkill -INT -f "^[^ ]*rxecc-verbs client .*--samples $(ere_quote "$dir/probe.tsv")" 2>/dev/null
 	wait_exit "$PROBE_CLIENT" 90 "$dir/stuck.txt" || rc=1
 	wait_exit "$PROBE_SERVER" 90 "$dir/stuck.txt" || rc=1
 	return $rc

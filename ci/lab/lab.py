@@ -428,17 +428,21 @@ def plots(raw, sc, results, samples, outdir):
         t0 = q[0][0] if q else 0.0
         write_data(os.path.join(data, f"{n}-queue.tsv"), [(t - t0, b / 1024) for t, b in q])
         rates = rate_series(os.path.join(d, "trace.txt"))
+        # A rate holds from its last change to the end of the load.
+        done = os.path.join(d, "load-done")
+        end = (q[-1][0] - t0) if q else sc["duration"]
+        if os.path.exists(done) and q:
+            end = min(end, float(read_text(done)) - t0)
         plot = []
         for (dev, qpn), pts in sorted(rates.items()):
             if dev == "h1":
                 continue
             f = os.path.join(data, f"{n}-rate-{dev}-{qpn}.tsv")
-            end = (q[-1][0] - t0) if q else pts[-1][0] - t0
-            write_data(f, [(t - t0, v) for t, v in pts] + [(end, pts[-1][1])])
+            kept = [(t - t0, v) for t, v in pts if t - t0 <= end] or [(pts[0][0] - t0, pts[0][1])]
+            write_data(f, kept + [(end, kept[-1][1])])
             plot.append(f"'{f}' using 1:2 with steps lw 2 title '{dev} QP {qpn}'")
         if not plot:
             f = os.path.join(data, f"{n}-rate-line.tsv")
-            end = (q[-1][0] - t0) if q else sc["duration"]
             write_data(f, [(0.0, sc["link"]), (end, sc["link"])])
             plot.append(f"'{f}' using 1:2 with lines lw 2 title 'every sender: line rate (no DCQCN)'")
         gnuplot(term + f"set output '{outdir}/{n}-rates.png'\n"
