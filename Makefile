@@ -7,6 +7,9 @@
 #   make bench      rdma_rxecc against stock rdma_rxe in one guest boot (ratios, JSON)
 #   make soak       the congestion workload for SOAK_TIME s (default 600), reports what grew (not in check)
 #   make lint       W=1 + sparse build, checkpatch, clang-format, clang-tidy (also in check)
+#   make kernel-debug   the debug guest kernel (KASAN, UBSAN, lockdep, kmemleak, fault
+#                   injection), cached outside the repo (RXECC_CACHE, default ~/.cache/rxecc)
+#   make check-debug    the guest selftests on it, failing on any report (not in check)
 #   make shell      interactive guest with rdma_rxecc loaded and an rxecc device up
 #   make install / uninstall    the module for the guest kernel, the rxecc tool
 #                   (PREFIX, default /usr/local), its man page and completion
@@ -29,7 +32,7 @@ DESTDIR    ?=
 export KSRC KVER
 
 .PHONY: all deps derive module userspace check check-host check-guest bench demo soak \
-	shell install uninstall clean distclean lint
+	shell install uninstall clean distclean lint kernel-debug check-debug
 
 all: module userspace
 
@@ -60,6 +63,13 @@ check-guest: module
 check: deps
 	@$(MAKE) --no-print-directory all
 	@$(TOP)/ci/check.sh
+
+kernel-debug: deps
+	@$(TOP)/ci/kernel-debug.sh
+
+check-debug: deps
+	@$(MAKE) --no-print-directory all
+	@$(TOP)/ci/check-debug.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory all

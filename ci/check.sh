@@ -16,15 +16,4 @@ echo "== static checks"
 echo "== guest selftests (kernel $("$top/ci/kver.sh"))"
 "$top/ci/selftests.sh" "$@"
 
-passed=$(grep -c -E '^ok ' "$RESULTS" | tr -d ' ')
-skipped=$(grep -c -E '^ok .*# SKIP' "$RESULTS" | tr -d ' ')
-failed=$(grep -c -E '^not ok ' "$RESULTS" | tr -d ' ')
-passed=$((passed - skipped))
-echo "== $((SECONDS - start))s; failures:"
-grep -E '^not ok ' "$RESULTS" || echo "(none)"
-if [ "$skipped" -gt 0 ]; then
-	echo "$passed passed, $failed failed, $skipped skipped"
-else
-	echo "$passed passed, $failed failed"
-fi
-[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+"$top/ci/results.sh" "$RESULTS" $((SECONDS - start))

@@ -9,7 +9,11 @@ out="$top/build/vm/initramfs-$kver.cpio.gz"
 busybox=/bin/busybox
 want="virtio_pci 9pnet_virtio 9p overlay"
 
-stamp="$kver $(sha256sum "$0" "$top/ci/guest/initramfs-init" | cut -c1-16 | tr '\n' ' ') $(stat -c %Y "$busybox")"
+# RXECC_KMODS: the modules_install root of a kernel that is not in /boot
+# (ci/kernel-debug.sh builds what the initramfs would load into the kernel).
+base=()
+[ -z "${RXECC_KMODS:-}" ] || base=(-d "$RXECC_KMODS")
+stamp="$kver ${RXECC_KMODS:-} $(sha256sum "$0" "$top/ci/guest/initramfs-init" | cut -c1-16 | tr '\n' ' ') $(stat -c %Y "$busybox")"
 if [ -f "$out" ] && [ "$(cat "$out.stamp" 2>/dev/null)" = "$stamp" ]; then
 	echo "$out"
 	exit 0
@@ -27,7 +31,7 @@ chmod 755 "$root/init"
 # Modules in dependency order, each once.
 : > "$root/modules/load"
 for m in $want; do
-	modprobe -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
+	modprobe "${base[@]}" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
 done | awk '!seen[$0]++' | while read -r ko; do
 	cp "$ko" "$root/modules/"
 	basename "$ko" >> "$root/modules/load"

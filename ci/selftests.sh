@@ -40,6 +40,7 @@ while read -r script guests links smp tmo; do
 		continue
 	fi
 	name=${script%.sh}
+	tmo=$((tmo * ${RXECC_TIMEOUT_SCALE:-1}))	# make check-debug: a slower kernel
 	args=(--name "$name" --guests "$guests" --smp "$smp" --timeout "$tmo" --quiet)
 	[ "$links" = - ] || for l in ${links//,/ }; do args+=(--link "$l"); done
 	echo "# running $script ($guests guest(s), timeout ${tmo}s)"
@@ -52,10 +53,10 @@ while read -r script guests links smp tmo; do
 		[ "$guests" -eq 1 ] || prefix="$name[g$g]"
 		ktap_lines "$rundir/g$g/output.txt" "$prefix"
 	done
-	if "$top/ci/splat-scan.sh" "$rundir"/g*/console.log "$rundir"/g*/dmesg.txt 2>/dev/null; then
+	if "$top/ci/splat-scan.sh" "$rundir"/g*/console.log "$rundir"/g*/dmesg.txt "$rundir"/g*/kmemleak.txt 2>/dev/null; then
 		emit "ok $name: no kernel splat in the guest logs"
 	else
-		"$top/ci/splat-scan.sh" "$rundir"/g*/console.log "$rundir"/g*/dmesg.txt 2>&1 | sed 's/^/# /'
+		"$top/ci/splat-scan.sh" "$rundir"/g*/console.log "$rundir"/g*/dmesg.txt "$rundir"/g*/kmemleak.txt 2>&1 | sed 's/^/# /'
 		emit "not ok $name: no kernel splat in the guest logs"
 	fi
 	failed_before=$(grep -c "^not ok $name" "$RESULTS")

@@ -19,7 +19,12 @@
 #   --interactive     one guest, console on this terminal (make shell)
 #   --quiet           do not copy guest output to stdout
 # In the guest, COMMAND runs in bash in the repo's directory with
-# RXECC_GUEST_INDEX, RXECC_GUESTS, RXECC_TOP, RXECC_MODULE, KVER set.
+# RXECC_GUEST_INDEX, RXECC_GUESTS, RXECC_TOP, RXECC_MODULE, PFC_MODULE, KVER set.
+# Environment:
+#   RXECC_GUEST_KERNEL=DIR   boot the kernel of ci/kernel-debug.sh's DIR
+#                            (bzImage, release, mods/) instead of Debian's
+#   RXECC_MODULE, PFC_MODULE the modules the tests load (default: the tree's)
+#   RXECC_KERNEL_APPEND      more kernel command line (check-debug: slab_nomerge)
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 name=vm guests=1 timeout=300 mem=2048 smp=1 interactive=0 quiet=0
@@ -41,8 +46,17 @@ done
 [ $# -gt 0 ] || { echo "vm.sh: no command given (usage: ci/vm.sh [options] -- COMMAND...)" >&2; exit 1; }
 cmd=$(printf '%q ' "$@")
 
-kver=$("$top/ci/kver.sh") || exit 1
-kernel=/boot/vmlinuz-$kver
+kmods=
+if [ -n "${RXECC_GUEST_KERNEL:-}" ]; then
+	kernel=$RXECC_GUEST_KERNEL/bzImage
+	kver=$(cat "$RXECC_GUEST_KERNEL/release" 2>/dev/null) ||
+		{ echo "vm.sh: RXECC_GUEST_KERNEL=$RXECC_GUEST_KERNEL has no kernel (make kernel-debug)" >&2; exit 1; }
+	kmods=$RXECC_GUEST_KERNEL/mods
+	export KVER=$kver RXECC_KMODS=$kmods
+else
+	kver=$("$top/ci/kver.sh") || exit 1
+	kernel=/boot/vmlinuz-$kver
+fi
 [ -r "$kernel" ] || { echo "vm.sh: $kernel not found (run 'make deps')" >&2; exit 1; }
 initrd=$("$top/ci/mkinitramfs.sh") || exit 1
 qemu=$(command -v qemu-system-x86_64) || { echo "vm.sh: qemu-system-x86_64 not found (run 'make deps')" >&2; exit 1; }
@@ -70,7 +84,8 @@ for l in "${links[@]}"; do
 	k=$((k + 1))
 done
 
-module="$top/build/kernel/rxecc/rdma_rxecc.ko"
+module=${RXECC_MODULE:-$top/build/kernel/rxecc/rdma_rxecc.ko}
+pfc_module=${PFC_MODULE:-$top/net/sched/sch_pfc.ko}
 pids=()
 for i in $(seq 0 $((guests - 1))); do
 	gdir="$rundir/g$i"
@@ -78,16 +93,16 @@ for i in $(seq 0 $((guests - 1))); do
 	{
 		printf 'RXECC_CMD=%q\n' "$cmd"
 		printf 'RXECC_TOP=%q\n' "$top"
-		printf 'RXECC_MODULE=%q\n' "$module"
+		printf 'RXECC_MODULE=%q\nPFC_MODULE=%q\nRXECC_KMODS=%q\n' "$module" "$pfc_module" "$kmods"
 		printf 'RXECC_GUEST_INDEX=%d\nRXECC_GUESTS=%d\n' "$i" "$guests"
 		printf 'RXECC_HOSTNAME=rxecc-g%d\nRXECC_INTERACTIVE=%d\n' "$i" "$interactive"
 		printf 'KVER=%q\n' "$kver"
-		printf 'export RXECC_TOP RXECC_MODULE RXECC_GUEST_INDEX RXECC_GUESTS KVER\n'
+		printf 'export RXECC_TOP RXECC_MODULE PFC_MODULE RXECC_KMODS RXECC_GUEST_INDEX RXECC_GUESTS KVER\n'
 	} > "$gdir/guest.env"
 	# shellcheck disable=SC2206
 	args=(-machine q35 -m "$mem" -smp "$smp" -nodefaults -no-reboot -display none
 		-kernel "$kernel" -initrd "$initrd"
-		-append "console=ttyS0 loglevel=5 oops=panic panic=-1 softlockup_panic=1 log_buf_len=4M rxecc_init=$top/ci/guest/init.sh"
+		-append "console=ttyS0 loglevel=5 oops=panic panic=-1 softlockup_panic=1 log_buf_len=4M rxecc_init=$top/ci/guest/init.sh ${RXECC_KERNEL_APPEND:-}"
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$gdir,mount_tag=rxeccout,security_model=none,multidevs=remap"
 		-device virtio-rng-pci
@@ -122,7 +137,7 @@ for i in "${!pids[@]}"; do
 	fi
 done
 wait 2>/dev/null
-if ! "$top/ci/splat-scan.sh" "$rundir"/g*/console.log "$rundir"/g*/dmesg.txt; then
+if ! "$top/ci/splat-scan.sh" "$rundir"/g*/console.log "$rundir"/g*/dmesg.txt "$rundir"/g*/kmemleak.txt; then
 	result=2
 fi
 exit $result

@@ -24,12 +24,37 @@ fi
 # shellcheck disable=SC1091
 . /mnt/out/guest.env
 hostname "${RXECC_HOSTNAME:-rxecc-guest}"
+# A kernel not from /boot (make kernel-debug): its modules, where modprobe looks.
+if [ -n "${RXECC_KMODS:-}" ]; then
+	mkdir -p "/lib/modules/$KVER"
+	mount --bind "$RXECC_KMODS/lib/modules/$KVER" "/lib/modules/$KVER"
+fi
 ip link set lo up
 # No udev here: load the NIC driver for the links the host gave us.
 modprobe virtio_net
 ulimit -l unlimited
 # The same kernel messages the console gets, at warning level and above.
 dmesg -n 5
+
+# kmemleak (the debug kernel): forget what booting left, report what the
+# command leaves once rxecc's modules are gone (kmemleak_report below).
+kml=/sys/kernel/debug/kmemleak
+if [ -w $kml ]; then
+	echo scan >$kml
+	echo clear >$kml
+fi
+kmemleak_report() {
+	local d
+	for d in /sys/class/infiniband/*; do [ -e "$d" ] && rdma link delete "${d##*/}" 2>/dev/null; done
+	for m in rdma_rxecc sch_pfc rdma_rxe; do [ -d /sys/module/$m ] && rmmod $m; done
+	# Objects younger than 5 s are not reported; two scans, as the
+	# kmemleak documentation advises against transient false positives.
+	sleep 6
+	echo scan >$kml
+	echo scan >$kml
+	cat $kml >/mnt/out/kmemleak.txt
+	echo "rxecc-guest: kmemleak: $(grep -c '^unreferenced object' /mnt/out/kmemleak.txt) unreferenced objects"
+}
 
 cd "${RXECC_TOP:-/}" || true
 if [ "${RXECC_INTERACTIVE:-0}" = 1 ]; then
@@ -40,6 +65,7 @@ else
 	bash -c "$RXECC_CMD" 2>&1 | tee /mnt/out/output.txt
 	rc=${PIPESTATUS[0]}
 fi
+[ -w $kml ] && kmemleak_report
 dmesg > /mnt/out/dmesg.txt
 echo "$rc" > /mnt/out/rc
 sync

@@ -17,7 +17,8 @@ load_rdma_core
 veth_up d0 10.0.0.1/24 || ktap_exit_skip "cannot create a veth pair"
 
 t0=$SECONDS
-ktap_result "make install" make -C "$RXECC_TOP" --no-print-directory install KVER="$KV"
+ktap_result "make install" make -C "$RXECC_TOP" --no-print-directory install KVER="$KV" \
+	MODULE="$RXECC_MODULE" PFC_MODULE="$PFC_MODULE"
 ktap_diag "make install took $((SECONDS - t0))s (depmod)"
 ktap_result "modinfo finds rdma_rxecc under extra/" \
 	bash -c "modinfo -n rdma_rxecc | grep -qx /lib/modules/$KV/extra/rdma_rxecc.ko"

@@ -1,0 +1,48 @@
+#!/bin/bash
+# make check-debug: the guest selftests on the debug kernel (ci/kernel-debug.sh:
+# KASAN, UBSAN, lockdep, kmemleak, debug objects, fault injection).
+#   - rdma_rxecc and sch_pfc are built against that kernel, in build/debug/;
+#   - every guest boot runs as in `make check`, with the timeouts multiplied
+#     by DEBUG_TIMEOUT_SCALE (default 3: the checks slow the emulated CPU);
+#   - ci/selftests.sh fails a boot on any report in its console, dmesg or
+#     the kmemleak scan ci/guest/init.sh makes after rxecc's modules are
+#     unloaded;
+#   - fault.sh (fault injection) runs here; on Debian's kernel it skips.
+# ci/check-debug.sh [SCRIPT...]: only those selftests. Ends with
+# 'N passed, N failed' like make check; results in build/check-debug/.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+kdir=$("$top/ci/kernel-debug.sh" | tail -n 1) || exit 1
+[ -f "$kdir/bzImage" ] || { echo "check-debug: no debug kernel" >&2; exit 1; }
+kver=$(cat "$kdir/release")
+
+# The modules, built against the debug kernel from a copy of the sources
+# (the tree's own objects are for Debian's kernel).
+"$top/ci/derive.sh" >/dev/null || { echo "check-debug: deriving the rxe tree failed" >&2; exit 1; }
+stage="$top/build/debug/mod"
+rm -rf "$stage"
+mkdir -p "$stage"
+(cd "$top" && tar -ch --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' --exclude='*.mod' \
+	--exclude='*.mod.c' --exclude=modules.order --exclude=Module.symvers --exclude=.pc \
+	Kbuild build/kernel/rxecc net/sched include) | tar -x -C "$stage"
+log="$top/build/debug/kbuild.log"
+if ! make -C "$kdir/obj" M="$stage" -j"$(nproc)" modules >"$log" 2>&1; then
+	tail -n 20 "$log" >&2
+	echo "check-debug: building the modules for $kver failed (see $log)" >&2
+	exit 1
+fi
+
+export RXECC_GUEST_KERNEL=$kdir
+export RXECC_MODULE="$stage/build/kernel/rxecc/rdma_rxecc.ko"
+export PFC_MODULE="$stage/net/sched/sch_pfc.ko"
+# One slab cache per kind, so that fault.sh can fail skbuff_head_cache alone.
+export RXECC_KERNEL_APPEND="slab_nomerge"
+export RXECC_TIMEOUT_SCALE=${DEBUG_TIMEOUT_SCALE:-3}
+export RESULTS="$top/build/check-debug/results.txt"
+mkdir -p "$(dirname "$RESULTS")"
+: >"$RESULTS"
+start=$SECONDS
+echo "== guest selftests on the debug kernel $kver"
+"$top/ci/selftests.sh" "$@"
+
+"$top/ci/results.sh" "$RESULTS" $((SECONDS - start))
