@@ -2,25 +2,26 @@
 # Build the debug guest kernel (make kernel-debug): the same linux-source as
 # the module is derived from, x86_64 defconfig + kvm_guest.config + the
 # fragment ci/kernel-debug.config (KASAN, UBSAN, lockdep, kmemleak, debug
-# objects, fault injection; what the harness needs). The result is cached
-# outside the repo, under ${RXECC_CACHE:-~/.cache/rxecc}/kernel-debug/KEY,
-# where KEY hashes the fragment, this script and the source's identity: a
-# second run with nothing changed only prints the directory.
-#
-# The directory holds:
-#   bzImage        the kernel
-#   release        its version (uname -r)
-#   mods/          modules_install root (mods/lib/modules/RELEASE)
-#   obj/           the build tree, to build rdma_rxecc and sch_pfc against
-#   build.log, build-seconds
-# Prints the directory on its last line of stdout. KSRC= an unpacked tree
-# instead of /usr/src/linux-source-6.1.tar.xz. JOBS= parallel jobs (nproc).
+# objects, fault injection; what the harness needs). Cached outside the repo,
+# under ${RXECC_CACHE:-~/.cache/rxecc}/kernel-debug/:
+#   tree/src, tree/obj   the unpacked source and the build tree (O=), reused:
+#                        a changed fragment rebuilds only what it changes
+#   KEY/                 one finished kernel, KEY hashing the source's
+#                        identity, the fragment and the build recipe below:
+#     bzImage, release (uname -r), mods/ (modules_install root), config,
+#     build.log, build-seconds
+# A run whose KEY/ is complete, and whose tree still holds that config (the
+# modules are built against it), only prints the directory. Prints KEY/ on
+# its last line of stdout. KSRC= an unpacked tree to build instead of
+# /usr/src/linux-source-6.1.tar.xz (it is built in place, O=tree/obj).
+# JOBS= parallel jobs (default nproc).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 frag="$top/ci/kernel-debug.config"
 tarball=/usr/src/linux-source-6.1.tar.xz
 jobs=${JOBS:-$(nproc)}
-cache=${RXECC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rxecc}
+base=${RXECC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rxecc}/kernel-debug
+recipe="defconfig kvm_guest.config merge_config olddefconfig bzImage modules modules_install-strip"
 
 for t in gcc make flex bison bc; do
 	command -v "$t" >/dev/null || { echo "kernel-debug: $t is missing (run 'make deps')" >&2; exit 1; }
@@ -29,71 +30,71 @@ done
 
 if [ -n "${KSRC:-}" ]; then
 	[ -f "$KSRC/Makefile" ] || { echo "kernel-debug: KSRC=$KSRC is not a kernel tree" >&2; exit 1; }
-	src_id="tree $(cd "$KSRC" && pwd) $(make -s -C "$KSRC" kernelversion)"
+	ksrc=$(cd "$KSRC" && pwd)
+	src_id="tree $ksrc $(make -s -C "$ksrc" kernelversion)"
 else
 	[ -f "$tarball" ] || { echo "kernel-debug: $tarball not found (run 'make deps')" >&2; exit 1; }
 	src_id="tarball $(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null) $(stat -c '%s %Y' "$tarball")"
+	ksrc="$base/tree/src"
 fi
-key=$( (echo "$src_id"; cat "$frag" "$0") | sha256sum | cut -c1-16)
-dir="$cache/kernel-debug/$key"
-if [ -f "$dir/bzImage" ] && [ -f "$dir/release" ]; then
-	echo "kernel-debug: cached $(cat "$dir/release"), built in $(cat "$dir/build-seconds" 2>/dev/null || echo '?') s"
+obj="$base/tree/obj"
+key=$( (echo "$src_id"; echo "$recipe"; cat "$frag") | sha256sum | cut -c1-16)
+dir="$base/$key"
+if [ -f "$dir/release" ] && cmp -s "$dir/config" "$obj/.config"; then
+	echo "kernel-debug: cached $(cat "$dir/release") (built in $(cat "$dir/build-seconds") s)"
 	echo "$dir"
 	exit 0
 fi
 
-rm -rf "$dir.tmp" "$dir"	# an interrupted build's leftovers
-mkdir -p "$dir.tmp/obj"
-log="$dir.tmp/build.log"
+rm -rf "$dir"
+mkdir -p "$dir" "$obj"
+log="$dir/build.log"
 start=$SECONDS
-if [ -n "${KSRC:-}" ]; then
-	ksrc=$(cd "$KSRC" && pwd)
-else
+if [ -z "${KSRC:-}" ] && [ "$(cat "$base/tree/src.id" 2>/dev/null)" != "$src_id" ]; then
 	echo "kernel-debug: unpacking $tarball"
-	tar -xJf "$tarball" -C "$dir.tmp"
-	ksrc="$dir.tmp/linux-source-6.1"
-	mv "$ksrc" "$dir.tmp/src"
-	ksrc="$dir/src"	# where it will be after the final rename
+	rm -rf "$ksrc" "$obj" "$base/tree/src.id"
+	mkdir -p "$base/tree/unpack" "$obj"
+	tar -xJf "$tarball" -C "$base/tree/unpack"
+	mv "$base/tree/unpack/linux-source-6.1" "$ksrc"
+	rmdir "$base/tree/unpack"
+	echo "$src_id" >"$base/tree/src.id"
 fi
-# Build from the final location's path: obj/'s Makefile and the modules'
-# build link record it. Until the rename, a symlink stands in for it.
-ln -sfn "$dir.tmp" "$dir"
-kmake() { make -C "$ksrc" O="$dir/obj" -j"$jobs" "$@"; }
+kmake() { make -C "$ksrc" O="$obj" -j"$jobs" "$@"; }
 
 echo "kernel-debug: configuring (defconfig, kvm_guest.config, $frag)"
 {
 	kmake defconfig
 	kmake kvm_guest.config
-	"$ksrc/scripts/kconfig/merge_config.sh" -m -O "$dir/obj" "$dir/obj/.config" "$frag"
+	"$ksrc/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$frag"
 	kmake olddefconfig
-} >"$log" 2>&1 || { rm -f "$dir"; echo "kernel-debug: configuration failed (see $log)" >&2; exit 1; }
+} >"$log" 2>&1 || { echo "kernel-debug: configuration failed (see $log)" >&2; exit 1; }
 
 # Every setting of the fragment must have made it into the .config.
 missing=0
 while IFS= read -r line; do
 	case "$line" in
-	CONFIG_*=*) want=$line ;;
-	"# CONFIG_"*" is not set") want=$line ;;
+	CONFIG_*=* | "# CONFIG_"*" is not set") want=$line ;;
 	*) continue ;;
 	esac
 	opt=$(echo "$want" | grep -oE 'CONFIG_[A-Z0-9_]+')
-	have=$(grep -E "^(# )?$opt[= ]" "$dir/obj/.config" || echo "# $opt is not set")
+	have=$(grep -E "^(# )?$opt[= ]" "$obj/.config" || echo "# $opt is not set")
 	if [ "$have" != "$want" ]; then
 		echo "kernel-debug: $frag asks for '$want', the config has '$have'" >&2
 		missing=1
 	fi
 done <"$frag"
-[ $missing -eq 0 ] || { rm -f "$dir"; exit 1; }
+[ $missing -eq 0 ] || exit 1
 
-echo "kernel-debug: building with $jobs jobs (log: $log); about 40 min on 2 cores"
+echo "kernel-debug: building with $jobs jobs (log: $log); a first build takes about 30 min on 2 cores"
+rm -rf "$dir/mods"
 {
 	kmake bzImage modules
 	kmake INSTALL_MOD_PATH="$dir/mods" INSTALL_MOD_STRIP=1 modules_install
-} >>"$log" 2>&1 || { rm -f "$dir"; echo "kernel-debug: build failed (see $log)" >&2; tail -n 20 "$log" >&2; exit 1; }
-cp "$dir/obj/arch/x86/boot/bzImage" "$dir.tmp/bzImage"
-kmake -s kernelrelease >"$dir.tmp/release"
-echo $((SECONDS - start)) >"$dir.tmp/build-seconds"
-rm -f "$dir"
-mv "$dir.tmp" "$dir"
+} >>"$log" 2>&1 || { echo "kernel-debug: build failed (see $log)" >&2; tail -n 20 "$log" >&2; exit 1; }
+cp "$obj/arch/x86/boot/bzImage" "$dir/bzImage"
+cp "$obj/.config" "$dir/config"
+echo $((SECONDS - start)) >"$dir/build-seconds"
+ln -sfn "$obj" "$dir/obj"	# what the modules are built against (check-debug)
+kmake -s kernelrelease >"$dir/release"	# last: its presence marks a finished build
 echo "kernel-debug: built $(cat "$dir/release") in $(cat "$dir/build-seconds") s"
 echo "$dir"

@@ -53,7 +53,7 @@ kmemleak_report() {
 	echo scan >$kml
 	echo scan >$kml
 	cat $kml >/mnt/out/kmemleak.txt
-	echo "rxecc-guest: kmemleak: $(grep -c '^unreferenced object' /mnt/out/kmemleak.txt) unreferenced objects"
+	echo "rxecc-guest: kmemleak scan after unload: $(grep -c '^unreferenced ' /mnt/out/kmemleak.txt) leak reports (kmemleak.txt)"
 }
 
 cd "${RXECC_TOP:-/}" || true

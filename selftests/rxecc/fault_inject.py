@@ -2,23 +2,22 @@
 # SPDX-License-Identifier: GPL-2.0
 """Systematic fault injection into rxecc's control path (fault.sh).
 
-  fault_inject.py link NDEV [--max N]        rdma link add (netlink NEWLINK)
-  fault_inject.py verbs DEV GID_INDEX [--max N]   open, PD, CQ, MR, QP,
+  fault_inject.py link NDEV [--budget N]     rdma link add (netlink NEWLINK)
+  fault_inject.py verbs DEV GID_INDEX [--budget N]   open, PD, CQ, MR, QP,
                                              connect (INIT/RTR/RTS), SEND
 
-For each operation, and N = 1, 2, ...: everything the operation needs is
-set up first without faults; then /proc/thread-self/fail-nth makes the
-N-th fault-injection point (failslab, fail_page_alloc) that this thread's
-system calls reach fail, the operation runs, and the file tells whether the
-fault was injected. N grows until an operation completes without reaching
-the N-th point: every allocation on its path has then failed once. Each
+/proc/thread-self/fail-nth makes the N-th fault-injection point (failslab,
+fail_page_alloc) that this thread's system calls reach fail. For each
+operation, a first run with an unreachable N counts the points it passes
+when nothing fails; then, for N = 1 .. that count (or `budget` values of N
+spread evenly over it when there are more), what the operation needs is set
+up without faults, the N-th point is failed and the operation runs. Each
 injected failure must come back as an error (an exception from pyverbs, a
-netlink error, a completion with an error status) or be absorbed (the
-operation succeeds anyway); a crash, a hang or a leak fails fault.sh.
-(A failure can also reach this process's own memory management, mmap or brk:
-a MemoryError is an error returned too.) Everything is torn down (without
-faults) after each try. Prints JSON per
-operation: points (the N that reached nothing), errors, absorbed.
+netlink error, a completion with an error status; a MemoryError, when it hit
+this process's own mmap or brk) or be absorbed (the operation succeeds
+anyway); a crash, a hang or a leak fails fault.sh. What a try made is torn
+down without faults. Prints JSON per operation: points (passed when nothing
+fails), tried, errors, absorbed.
 """
 import argparse
 import json
@@ -59,9 +58,13 @@ class FailNth:
     def arm(self, n):
         os.pwrite(self.fd, str(n).encode(), 0)
 
+    def left(self):
+        """How many injection points are still to pass before the armed one."""
+        return int(os.pread(self.fd, 32, 0).decode().strip() or "0")
+
     def disarm(self):
         """True if the armed fault was injected; leaves nothing armed."""
-        left = int(os.pread(self.fd, 32, 0).decode().strip() or "0")
+        left = self.left()
         os.pwrite(self.fd, b"0", 0)
         return left == 0
 
@@ -85,10 +88,26 @@ def netlink_ack(sock):
     return -struct.unpack("=i", data[16:20])[0]
 
 
-def run_systematic(name, setup, op, teardown, maxn, fail):
-    """Fail the 1st, 2nd, ... injection point of op(); returns the summary."""
+def run_systematic(name, setup, op, teardown, budget, fail):
+    """Fail the 1st, 2nd, ... injection point of op(); returns the summary.
+
+    A first run with a count too high to be reached tells how many points
+    op() passes when nothing fails. If there are more than `budget`, the
+    tries are `budget` points spread evenly from the first to the last."""
+    state = setup()
+    fail.arm(1 << 30)
+    try:
+        op(state)
+    finally:
+        points = (1 << 30) - fail.left()
+        fail.disarm()
+    teardown(state)
+    if points <= budget:
+        ns = list(range(1, points + 1))
+    else:
+        ns = sorted({1 + round(i * (points - 1) / (budget - 1)) for i in range(budget)})
     errors = absorbed = 0
-    for n in range(1, maxn + 1):
+    for n in ns:
         state = setup()
         fail.arm(n)
         err = None
@@ -101,15 +120,13 @@ def run_systematic(name, setup, op, teardown, maxn, fail):
         finally:
             hit = fail.disarm()
         teardown(state)
-        if not hit:
-            if err is not None:
-                raise RuntimeError(f"{name}: failed without an injected fault: {err}")
-            return {"op": name, "points": n - 1, "errors": errors, "absorbed": absorbed}
+        if err is not None and not hit:
+            raise RuntimeError(f"{name}: failed without an injected fault: {err}")
         if err is not None:
             errors += 1
-        else:
+        elif hit:
             absorbed += 1
-    raise RuntimeError(f"{name}: still reaching injection points after {maxn}")
+    return {"op": name, "points": points, "tried": len(ns), "errors": errors, "absorbed": absorbed}
 
 
 def link_main(a, fail):
@@ -144,78 +161,82 @@ def link_main(a, fail):
                     break
                 time.sleep(0.1)
 
-    return [run_systematic("rdma link add", setup, op, teardown, a.max, fail)]
+    return [run_systematic("rdma link add", setup, op, teardown, a.budget, fail)]
 
 
 def verbs_main(a, fail):
     cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
     access = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
+    # One context, PD, CQ and MR serve every try (an emulated debug kernel
+    # takes seconds to open a device); each try makes what it changes anew.
+    ctx = Context(name=a.dev)
+    gid = ctx.query_gid(port_num=1, index=a.gid_index)
+    pd = PD(ctx)
+    cq = CQ(ctx, 64)
+    mr = MR(pd, 4096, access)
+    init = QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap, sq_sig_all=1)
 
-    def build(upto):
-        """The objects an operation needs, made without faults."""
-        st = {}
-        if upto == "open":
-            return st
-        st["ctx"] = Context(name=a.dev)
-        st["gid"] = st["ctx"].query_gid(port_num=1, index=a.gid_index)
-        if upto == "pd":
-            return st
-        st["pd"] = PD(st["ctx"])
-        if upto == "cq":
-            return st
-        st["cq"] = CQ(st["ctx"], 16)
-        if upto in ("mr",):
-            return st
-        st["mr"] = MR(st["pd"], 4096, access)
-        st["init"] = QPInitAttr(qp_type=e.IBV_QPT_RC, scq=st["cq"], rcq=st["cq"], cap=cap,
-                                sq_sig_all=1)
-        if upto == "qp":
-            return st
-        st["x"], st["y"] = QP(st["pd"], st["init"]), QP(st["pd"], st["init"])
-        if upto == "connect":
-            return st
-        connect(st["x"], st["y"].qp_num, st["gid"], a.gid_index)
-        connect(st["y"], st["x"].qp_num, st["gid"], a.gid_index)
+    def pair(st, connected):
+        st["x"], st["y"] = QP(pd, init), QP(pd, init)
+        if connected:
+            connect(st["x"], st["y"].qp_num, gid, a.gid_index)
+            connect(st["y"], st["x"].qp_num, gid, a.gid_index)
         return st
 
     def close(st):
-        for k in ("x", "y", "qp", "mr", "mr2", "cq", "cq2", "pd", "pd2", "ctx2", "ctx"):
+        for k in ("x", "y", "new"):
             if k in st:
                 st[k].close()
+        # Completions a failed try left behind.
+        while cq.poll(16)[0] > 0:
+            pass
+
+    tries = iter(range(1, 1 << 30))
 
     def send(st):
-        mr = st["mr"]
+        # Work request ids of this try only: a completion a closed QP of an
+        # earlier try flushed late is not this try's.
+        base = 4 * next(tries)
+        rid, sid = base + 1, base + 2
+        mr.write(bytes(64), 64, 0)
         mr.write(bytes(range(64)), 64, 2048)
-        st["y"].post_recv(RecvWR(wr_id=1, num_sge=1, sg=[SGE(mr.buf, 64, mr.lkey)]))
-        st["x"].post_send(SendWR(wr_id=2, opcode=e.IBV_WR_SEND, num_sge=1,
+        st["y"].post_recv(RecvWR(wr_id=rid, num_sge=1, sg=[SGE(mr.buf, 64, mr.lkey)]))
+        st["x"].post_send(SendWR(wr_id=sid, opcode=e.IBV_WR_SEND, num_sge=1,
                                  sg=[SGE(mr.buf + 2048, 64, mr.lkey)]))
         # The send's completion, and the receive's unless the send failed
         # (a QP that failed to send moves to the error state; nothing arrives).
         got, deadline = {}, time.monotonic() + 30
-        while 2 not in got or (got[2] == e.IBV_WC_SUCCESS and 1 not in got):
+        while sid not in got or (got[sid] == e.IBV_WC_SUCCESS and rid not in got):
             if time.monotonic() > deadline:
                 raise TimeoutError(f"completions after 30 s: {got}")
-            n, wcs = st["cq"].poll(2)
+            n, wcs = cq.poll(2)
             for wc in wcs[:max(n, 0)]:
-                got[wc.wr_id] = wc.status
+                if wc.wr_id in (rid, sid):
+                    got[wc.wr_id] = wc.status
         if any(v != e.IBV_WC_SUCCESS for v in got.values()):
             raise RuntimeError(f"completion status {got}")
         if mr.read(64, 0) != bytes(range(64)):
             raise RuntimeError("the SEND arrived but its data differs")
 
+    def make(key, fn):
+        return lambda st: st.__setitem__(key, fn())
+
     ops = [
-        ("open", "open", lambda st: st.__setitem__("ctx2", Context(name=a.dev))),
-        ("PD", "pd", lambda st: st.__setitem__("pd2", PD(st["ctx"]))),
-        ("CQ", "cq", lambda st: st.__setitem__("cq2", CQ(st["ctx"], 16))),
-        ("MR", "mr", lambda st: st.__setitem__("mr2", MR(st["pd"], 65536, access))),
-        ("QP", "qp", lambda st: st.__setitem__("qp", QP(st["pd"], st["init"]))),
-        ("connect", "connect", lambda st: (connect(st["x"], st["y"].qp_num, st["gid"], a.gid_index),
-                                           connect(st["y"], st["x"].qp_num, st["gid"], a.gid_index))),
-        ("SEND", "send", send),
+        ("open", dict, make("new", lambda: Context(name=a.dev))),
+        ("PD", dict, make("new", lambda: PD(ctx))),
+        ("CQ", dict, make("new", lambda: CQ(ctx, 16))),
+        ("MR", dict, make("new", lambda: MR(pd, 65536, access))),
+        ("QP", dict, make("new", lambda: QP(pd, init))),
+        ("connect", lambda: pair({}, False),
+         lambda st: (connect(st["x"], st["y"].qp_num, gid, a.gid_index),
+                     connect(st["y"], st["x"].qp_num, gid, a.gid_index))),
+        ("SEND", lambda: pair({}, True), send),
     ]
-    out = []
-    for name, upto, op in ops:
-        out.append(run_systematic(name, lambda u=upto: build(u), op, close, a.max, fail))
+    out = [run_systematic(name, setup, op, close, a.budget, fail) for name, setup, op in ops]
+    mr.close()
+    cq.close()
+    pd.close()
+    ctx.close()
     return out
 
 
@@ -224,11 +245,11 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("link")
     p.add_argument("ndev")
-    p.add_argument("--max", type=int, default=400)
+    p.add_argument("--budget", type=int, default=40)
     p = sub.add_parser("verbs")
     p.add_argument("dev")
     p.add_argument("gid_index", type=int)
-    p.add_argument("--max", type=int, default=400)
+    p.add_argument("--budget", type=int, default=40)
     a = ap.parse_args()
     fail = FailNth()
     res = link_main(a, fail) if a.cmd == "link" else verbs_main(a, fail)
