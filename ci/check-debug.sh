@@ -35,8 +35,9 @@ fi
 export RXECC_GUEST_KERNEL=$kdir
 export RXECC_MODULE="$stage/build/kernel/rxecc/rdma_rxecc.ko"
 export PFC_MODULE="$stage/net/sched/sch_pfc.ko"
-# One slab cache per kind, so that fault.sh can fail skbuff_head_cache alone.
-export RXECC_KERNEL_APPEND="slab_nomerge"
+# skbuff_head_cache marked for failslab (6.1 marks caches only at boot), so
+# that fault.sh can fail socket buffers alone.
+export RXECC_KERNEL_APPEND="slub_debug=A,skbuff_head_cache"
 export RXECC_TIMEOUT_SCALE=${DEBUG_TIMEOUT_SCALE:-3}
 export RESULTS="$top/build/check-debug/results.txt"
 mkdir -p "$(dirname "$RESULTS")"

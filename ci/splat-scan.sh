@@ -10,12 +10,23 @@ pattern='Oops|BUG:|WARNING:|------------\[ cut here \]|Kernel panic|general prot
 'refcount_t:|list_add corruption|list_del corruption|list_add_tail corruption|'\
 'unreferenced object|kmemleak:.*new suspected|blocked for more than|soft lockup|hard LOCKUP|'\
 'Call Trace:|ODEBUG:|double free|use-after-free|stack-protector'
+# Between "rxecc-fault: injection on" and "... off" (fault.sh, in the kernel
+# log) allocations fail on purpose, and the kernel reports an allocation that
+# fails without __GFP_NOWARN with a stack trace (warn_alloc: "page allocation
+# failure:", "vmalloc error:"): those reports, up to the end of their trace,
+# are not splats. Anything else in the window still is.
+numbered() {
+	awk '/rxecc-fault: injection on/ { inj = 1 } /rxecc-fault: injection off/ { inj = 0 }
+		inj && /(page allocation failure|vmalloc error): / { skip = 1 }
+		skip { if (/<\/TASK>/) skip = 0; next }
+		{ print NR ":" $0 }' "$1"
+}
 found=0
 for f in "$@"; do
 	[ -f "$f" ] || continue
 	# "traps: prog[pid] general protection fault ..." is a user-space crash
 	# the kernel reports, not a kernel splat.
-	if grep -aEn "$pattern" "$f" 2>/dev/null | grep -avE '\] traps: |: segfault at ' >/tmp/splat.$$; then
+	if numbered "$f" | grep -aE "$pattern" | grep -avE '\] traps: |: segfault at ' >/tmp/splat.$$; then
 		found=1
 		sed "s|^|splat: $f:|" /tmp/splat.$$ | head -n 20 >&2
 	fi

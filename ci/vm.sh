@@ -24,7 +24,7 @@
 #   RXECC_GUEST_KERNEL=DIR   boot the kernel of ci/kernel-debug.sh's DIR
 #                            (bzImage, release, mods/) instead of Debian's
 #   RXECC_MODULE, PFC_MODULE the modules the tests load (default: the tree's)
-#   RXECC_KERNEL_APPEND      more kernel command line (check-debug: slab_nomerge)
+#   RXECC_KERNEL_APPEND      more kernel command line (check-debug: slub_debug=A,...)
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 name=vm guests=1 timeout=300 mem=2048 smp=1 interactive=0 quiet=0
