@@ -25,8 +25,10 @@ found=0
 for f in "$@"; do
 	[ -f "$f" ] || continue
 	# "traps: prog[pid] general protection fault ..." is a user-space crash
-	# the kernel reports, not a kernel splat.
-	if numbered "$f" | grep -aE "$pattern" | grep -avE '\] traps: |: segfault at ' >/tmp/splat.$$; then
+	# the kernel reports, not a kernel splat; "rcu: RCU lockdep checking is
+	# enabled" and the like are a debug kernel's boot banner.
+	if numbered "$f" | grep -aE "$pattern" |
+		grep -avE '\] traps: |: segfault at |\] rcu: .* is enabled\.?$' >/tmp/splat.$$; then
 		found=1
 		sed "s|^|splat: $f:|" /tmp/splat.$$ | head -n 20 >&2
 	fi
