@@ -38,8 +38,8 @@ def pause(pcap, inject_json, src, dscp_paused, dscp_other):
     inj = json.load(open(inject_json))
     # The capture holds ~10^5 packets: read directly (ci/incast_report.py),
     # as tshark's dissection of them takes a minute on an emulated CPU.
-    frames, roce, ip_str = import_pcap()
-    pkts = [(t, p[15] >> 2) for t, p in frames(pcap) if roce(p) and ip_str(p[26:30]) == src]
+    r = incast_report()
+    pkts = [(t, p[15] >> 2) for t, p in r.frames(pcap) if r.roce(p) and r.ip_str(p[26:30]) == src]
     start, end = inj["first_at"] + 0.02, inj["xon_at"]
 
     def count(dscp, lo, hi):
@@ -89,19 +89,18 @@ def frames(qdisc_json, prio, quanta, pcaps):
     return 0 if n > 0 and bad == 0 and xoff == q["pause_tx"] and xon == q["xon_tx"] else 1
 
 
-def import_pcap():
-    """The direct pcap reader of ci/incast_report.py."""
+def incast_report():
+    """ci/incast_report.py: its direct pcap reader and goodput."""
     sys.path.insert(0, os.path.join(os.environ.get("RXECC_TOP", "."), "ci"))
-    import incast_report  # pylint: disable=import-outside-toplevel
-    return incast_report.frames, incast_report.roce, incast_report.ip_str
+    import incast_report as mod  # pylint: disable=import-outside-toplevel
+    return mod
 
 
 def flows_mbps(specs):
     """Goodput per sender (h<N>, Mbit/s) from captures at switch ports: each
     spec is PCAP:DST, the data packets to DST counted once per PSN
     (ci/incast_report.py)."""
-    sys.path.insert(0, os.path.join(os.environ.get("RXECC_TOP", "."), "ci"))
-    from incast_report import goodput  # pylint: disable=import-outside-toplevel
+    goodput = incast_report().goodput
     out = {}
     for spec in specs:
         pcap, dst = spec.rsplit(":", 1)
