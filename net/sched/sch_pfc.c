@@ -421,17 +421,21 @@ static void pfc_send(struct pfc_sched *s, const struct pfc_out *out, int n)
 static enum hrtimer_restart pfc_timer_fn(struct hrtimer *t)
 {
 	struct pfc_sched *s = container_of(t, struct pfc_sched, timer);
-	spinlock_t *lock = qdisc_lock(qdisc_root_sleeping(s->sch));
 	struct pfc_out out[PFC_PORTS + 1];
 	u64 now = ktime_get_ns(), next;
+	spinlock_t *lock;	/* the root qdisc's */
 	int n;
 
+	/* The root qdisc is RCU-protected (qdisc_root_sleeping()). */
+	rcu_read_lock();
+	lock = qdisc_lock(qdisc_root_sleeping(s->sch));
 	spin_lock(lock);
 	s->kicked = false;
 	n = pfc_collect(s, now, false, out, &next);
 	if (next != U64_MAX)
 		hrtimer_start(&s->timer, ns_to_ktime(next), HRTIMER_MODE_ABS_SOFT);
 	spin_unlock(lock);
+	rcu_read_unlock();
 	pfc_send(s, out, n);
 	return HRTIMER_NORESTART;
 }

@@ -23,6 +23,7 @@
 struct rxe_dev;
 struct rxe_qp;
 struct rxe_pkt_info;
+struct rxe_av;
 struct ib_device;
 struct ib_qp;
 struct sk_buff;
@@ -210,6 +211,11 @@ bool rxecc_tx_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp);
 bool rxecc_rp_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp);
 /* The requester's packet was dropped by the local stack: retry it later. */
 void rxecc_tx_dropped(struct rxe_qp *qp);
+/*
+ * No socket buffer for the requester's packet (or, with @resp, a read
+ * response): true if the QP builds it again later.
+ */
+bool rxecc_tx_nomem(struct rxe_qp *qp, struct rxe_av *av, bool resp);
 bool rxecc_rp_ack_req(struct rxe_qp *qp);
 void rxecc_np_rcv(struct rxe_pkt_info *pkt, struct sk_buff *skb);
 void rxecc_rcv_cnp(struct rxe_pkt_info *pkt, struct sk_buff *skb);

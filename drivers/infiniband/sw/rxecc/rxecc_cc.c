@@ -581,14 +581,14 @@ out:
 }
 
 /*
- * The QP waits for the time one MTU-sized packet takes on the link (at least
- * RXECC_TX_RETRY_MIN_NS): its timer schedules the requester or, with @resp,
- * the responder then, never later than a wake-up already due.
+ * The QP waits for the time one MTU-sized packet takes on the link, at least
+ * @min_ns: its timer schedules the requester or, with @resp, the responder
+ * then, never later than a wake-up already due.
  */
 #define RXECC_TX_RETRY_MIN_NS	10000
 
 static void rxecc_tx_defer(struct rxe_qp *qp, const struct rxecc_cc_config *cfg,
-			   bool resp)
+			   bool resp, u64 min_ns)
 {
 	u64 mbps = rxecc_link_mbps(to_rdev(qp->ibqp.device), cfg);
 	struct rxecc_qp *cc = &qp->cc;
@@ -597,7 +597,7 @@ static void rxecc_tx_defer(struct rxe_qp *qp, const struct rxecc_cc_config *cfg,
 	u64 wait;
 
 	wait = max_t(u64, div64_u64((u64)(qp->mtu + RXECC_WIRE_OVERHEAD) * 8000, mbps),
-		     RXECC_TX_RETRY_MIN_NS);
+		     min_ns);
 	spin_lock_irqsave(&cc->lock, flags);
 	if (resp)
 		cc->wait_resp = 1;
@@ -660,7 +660,7 @@ static bool rxecc_egress_wait(struct rxe_qp *qp, bool resp)
 	if (is_vlan_dev(dev))
 		dev = vlan_dev_real_dev(dev);
 	if (rxecc_egress_backlog(dev, rxecc_qp_prio(qp, cfg)) >= cfg->tx_qlimit) {
-		rxecc_tx_defer(qp, cfg, resp);
+		rxecc_tx_defer(qp, cfg, resp, RXECC_TX_RETRY_MIN_NS);
 		wait = true;
 	}
 out:
@@ -685,9 +685,39 @@ bool rxecc_tx_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp)
 void rxecc_tx_dropped(struct rxe_qp *qp)
 {
 	rcu_read_lock();
-	rxecc_tx_defer(qp, rxecc_qp_cfg(qp), false);
+	rxecc_tx_defer(qp, rxecc_qp_cfg(qp), false, RXECC_TX_RETRY_MIN_NS);
 	rcu_read_unlock();
 	rxe_counter_inc(to_rdev(qp->ibqp.device), RXECC_CNT_TX_LOCAL_RETRY);
+}
+
+/*
+ * The requester, or with @resp the responder sending an RDMA READ response,
+ * could not allocate the packet's socket buffer (GFP_ATOMIC). rxe 6.1 failed
+ * the WQE and stopped the QP for that (the requester), or sent an RNR NAK in
+ * the middle of the read response, which the read's retry then raced with
+ * (the responder). A NIC short of buffers holds the packet back instead, and
+ * so does rxecc: nothing of the packet is committed yet (the caller puts back
+ * what it took), so the QP waits RXECC_TX_NOMEM_WAIT_NS (time for reclaim,
+ * instead of failing again at once) and builds it again. Its retransmit timer
+ * keeps running meanwhile. Returns false, and rxe goes on as before, when the
+ * packet cannot be built for another reason: its source GID (address) is gone.
+ */
+#define RXECC_TX_NOMEM_WAIT_NS	1000000
+
+bool rxecc_tx_nomem(struct rxe_qp *qp, struct rxe_av *av, bool resp)
+{
+	struct rxe_dev *rxe = to_rdev(qp->ibqp.device);
+	const struct ib_gid_attr *attr;
+
+	attr = rdma_get_gid_attr(&rxe->ib_dev, 1, av->grh.sgid_index);
+	if (IS_ERR(attr))
+		return false;
+	rdma_put_gid_attr(attr);
+	rcu_read_lock();
+	rxecc_tx_defer(qp, rxecc_qp_cfg(qp), resp, RXECC_TX_NOMEM_WAIT_NS);
+	rcu_read_unlock();
+	rxe_counter_inc(rxe, RXECC_CNT_TX_NOMEM_RETRY);
+	return true;
 }
 
 /*
