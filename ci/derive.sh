@@ -88,7 +88,7 @@ if [ -f "$out/.rxecc-sums" ]; then
 	if [ ${#lost[@]} -gt 0 ]; then
 		rm -rf "$new"
 		die "build/kernel/rxecc has edits not captured in a patch: ${lost[*]}
-  capture them with 'cd build/kernel/rxecc && quilt refresh' (see README, 'Changing rxe'),
+  capture them with 'cd build/kernel/rxecc && quilt refresh' (see docs/developing.md, 'Changing rxe'),
   or drop them with 'make distclean'"
 	fi
 fi
