@@ -96,8 +96,8 @@ for i in $(seq 0 $((guests - 1))); do
 		printf 'RXECC_MODULE=%q\nPFC_MODULE=%q\nRXECC_KMODS=%q\n' "$module" "$pfc_module" "$kmods"
 		printf 'RXECC_GUEST_INDEX=%d\nRXECC_GUESTS=%d\n' "$i" "$guests"
 		printf 'RXECC_HOSTNAME=rxecc-g%d\nRXECC_INTERACTIVE=%d\n' "$i" "$interactive"
-		printf 'KVER=%q\n' "$kver"
-		printf 'export RXECC_TOP RXECC_MODULE PFC_MODULE RXECC_KMODS RXECC_GUEST_INDEX RXECC_GUESTS KVER\n'
+		printf 'KVER=%q\nRXECC_RATE_SCALE=%d\n' "$kver" "${RXECC_RATE_SCALE:-1}"
+		printf 'export RXECC_TOP RXECC_MODULE PFC_MODULE RXECC_KMODS RXECC_GUEST_INDEX RXECC_GUESTS KVER RXECC_RATE_SCALE\n'
 	} > "$gdir/guest.env"
 	# shellcheck disable=SC2206
 	args=(-machine q35 -m "$mem" -smp "$smp" -nodefaults -no-reboot -display none

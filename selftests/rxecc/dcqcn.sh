@@ -18,7 +18,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fabric.sh"
 need_root
 ITERS=${ITERS:-200}
-RATE=50mbit
+RATE=$(scaled_rate 50)mbit
 HERE=$(cd "$(dirname "$0")" && pwd)
 
 ktap_header
@@ -47,10 +47,6 @@ TR=/sys/kernel/tracing
 echo 16384 > $TR/buffer_size_kb
 echo 1 > $TR/events/rxecc/enable || { ktap_fail "rxecc tracepoints"; ktap_finished; }
 
-cnt() { port_counter "h$1" "$2"; }
-declare -A C0
-snap() { local k; for k in "$@"; do C0[$k]=$(cnt ${k%%:*} ${k#*:}); done; }
-delta() { echo $(($(cnt ${1%%:*} ${1#*:}) - C0[$1])); }
 COUNTERS="1:np_cnp_sent 1:np_ecn_marked_roce_packets 1:rcvd_pkts 1:duplicate_request 2:rp_cnp_handled \
 3:rp_cnp_handled 2:rp_tx_deferred 3:rp_tx_deferred 2:completer_retry_err 3:completer_retry_err \
 2:np_cnp_sent 3:np_cnp_sent 1:rp_cnp_handled"

@@ -31,6 +31,8 @@
 #   fabric_sw CMD...                run CMD in the switch namespace
 #   fabric_sw_in S CMD...           run CMD in switch S's namespace
 #   fabric_destroy                  delete every device and namespace it made
+#   cnt I NAME                      port counter NAME of host I's rdma device
+#   snap I:NAME...                  remember those counters; delta I:NAME: growth since snap
 #
 # Names carry a per-run prefix (FABRIC_PREFIX, default rxf<pid>-) so that
 # parallel runs do not collide. RoCEv2 is routed: the switch forwards IPv4
@@ -48,6 +50,11 @@ fabric_ip() { echo "10.0.$1.1"; }
 fabric_ip6() { echo "fd00:0:0:$1::1"; }
 fabric_dev() { echo "h$1"; }
 fabric_in() { local i=$1; shift; ip netns exec "$(fabric_ns "$i")" "$@"; }
+
+cnt() { port_counter "h$1" "$2"; }
+declare -gA FABRIC_C0=()
+snap() { local k; for k in "$@"; do FABRIC_C0[$k]=$(cnt "${k%%:*}" "${k#*:}"); done; }
+delta() { echo $(($(cnt "${1%%:*}" "${1#*:}") - FABRIC_C0[$1])); }
 fabric_sw() { ip netns exec "$(fabric_sw_ns)" "$@"; }
 
 fabric_init() {

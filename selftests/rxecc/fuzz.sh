@@ -29,17 +29,11 @@ ktap_plan 4
 
 verbs_fabric 3
 
-cnt() { port_counter "h$1" "$2"; }
-softnet_drops() {
-	local s=0 d
-	while read -r _ d _; do s=$((s + 16#$d)); done </proc/net/softnet_stat
-	echo $s
-}
 DROPS="rx_drop_malformed rx_drop_dgid rx_drop_unknown_qp rx_drop_qp_state rx_drop_addr_mismatch
 	rx_drop_key_mismatch rx_icrc_encapsulated rp_cnp_ignored rp_cnp_handled rx_pfc_ignored
 	rx_pfc_malformed rx_prio3_pause"
 declare -A C0
-snap() { local c; for c in $DROPS; do C0[$c]=$(cnt 1 "$c"); done; }
+snap_drops() { local c; for c in $DROPS; do C0[$c]=$(cnt 1 "$c"); done; }
 # check_expect JSON: every counter of h1 grew by what the fuzzer expected
 # (counters it did not name by 0).
 check_expect() {
@@ -88,7 +82,7 @@ print(",".join(str(q["lqpn"]) for q in json.load(sys.stdin) if q.get("type") == 
 
 roce_round() {	# SEED
 	local seed=$1 sn rc=0
-	snap
+	snap_drops
 	sn=$(softnet_drops)
 	fabric_in 3 python3 "$HERE/roce_fuzz.py" roce --src "$(fabric_ip 3)" --peer "$(fabric_ip 2)" \
 		--dst "$(fabric_ip 1)" --live "$LIVE_QPN" --stale "$STALE" --count "$FUZZ" --seed "$seed" \
@@ -128,7 +122,7 @@ pfc_fuzz() {	# h1 has PFC off: every enabled priority of a frame is ignored
 	local rc=0
 	fabric_dcqcn 1 set pfc_enable none || return 1
 	live_start pfc || return 1
-	snap
+	snap_drops
 	fabric_sw python3 "$HERE/roce_fuzz.py" pfc swp1 --count "$PFC_FUZZ" --seed 3 \
 		>"$LOGDIR/pfc-fuzz.json" || rc=1
 	sleep 1
@@ -143,7 +137,7 @@ ktap_result "PFC fuzz ($PFC_FUZZ random and malformed frames, PFC off): counted,
 pfc_enabled_only() {	# h1 has PFC on priority 3 only
 	local rc=0 x
 	fabric_dcqcn 1 set pfc_enable 0x08 || return 1
-	snap
+	snap_drops
 	# XOFF for every priority but 3, then XOFF for 3 (then XON)
 	x=$(python3 - <<'EOF'
 import json, struct

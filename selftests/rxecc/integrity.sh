@@ -8,7 +8,7 @@
 # every acknowledgement. A run passes only if both sides checked every
 # message and found nothing corrupted, lost, duplicated or out of order.
 #   - uncongested, h2 -> h1;
-#   - 2:1 incast through a 50 Mbit/s port that marks ECN, DCQCN on (CNPs
+#   - 2:1 incast through a 50 Mbit/s port (scaled_rate in lib.sh) that marks ECN, DCQCN on (CNPs
 #     must reach the senders);
 #   - the same incast behind the pfc qdisc, PFC on priority 3 (pause frames
 #     must reach the senders, the switch must drop nothing);
@@ -23,7 +23,7 @@ need_root
 T=$RXECC_TOOL
 DUR=${DUR:-4}			# seconds per congested run
 COUNT=${COUNT:-1000}		# messages per netem run
-RATE=50				# Mbit/s at the congested port
+RATE=$(scaled_rate 50)		# Mbit/s at the congested port
 TOS=104				# DSCP 26: priority 3 through the default DSCP map
 # 4.096 us * 2^18 = 1.07 s: paused queues hold packets longer than 67 ms
 # (see pfc.sh); netem runs use 2^14 = 67 ms so that tail losses recover fast.
@@ -36,10 +36,6 @@ ktap_plan 6
 
 verbs_fabric 3 pfc
 
-cnt() { port_counter "h$1" "$2"; }
-declare -A C0
-snap() { local k; for k in "$@"; do C0[$k]=$(cnt ${k%%:*} ${k#*:}); done; }
-delta() { echo $(($(cnt ${1%%:*} ${1#*:}) - C0[$1])); }
 COUNTERS="1:duplicate_request 1:out_of_seq_request 2:completer_retry_err 2:rcvd_seq_err \
 2:rp_cnp_handled 3:rp_cnp_handled 2:rx_prio3_pause 3:rx_prio3_pause 2:duplicate_request"
 

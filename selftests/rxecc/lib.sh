@@ -14,6 +14,14 @@ RXECC_MODULE=${RXECC_MODULE:-$RXECC_TOP/build/kernel/rxecc/rdma_rxecc.ko}
 PFC_MODULE=${PFC_MODULE:-$RXECC_TOP/net/sched/sch_pfc.ko}
 # The configuration tool (userspace/tool), as built in the tree.
 RXECC_TOOL=${RXECC_TOOL:-$RXECC_TOP/build/userspace/rxecc}
+# scaled_rate MBIT: a bottleneck of MBIT Mbit/s divided by RXECC_RATE_SCALE
+# (whole Mbit/s, at least 1). make check-debug sets the scale: its kernel
+# moves data about ten times slower, and a port only congests if the senders
+# can outrun it.
+scaled_rate() {
+	local r=$(($1 / ${RXECC_RATE_SCALE:-1}))
+	echo $((r > 0 ? r : 1))
+}
 # Where a test keeps its logs: the guest's output share when there is one.
 if [ -d /mnt/out ] && [ -w /mnt/out ]; then
 	LOGDIR=${LOGDIR:-/mnt/out/logs}
@@ -218,6 +226,15 @@ kill_tree() {
 
 # port_counter DEV NAME: an rxe hw counter of port 1.
 port_counter() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
+
+# softnet_drops: packets the kernel dropped because a CPU's receive backlog
+# was full (every namespace shares the guest's CPUs: a veth hands packets to
+# that backlog); the sum over CPUs of /proc/net/softnet_stat's second column.
+softnet_drops() {
+	local s=0 d
+	while read -r _ d _; do s=$((s + 16#$d)); done </proc/net/softnet_stat
+	echo $s
+}
 
 # ---- peers -----------------------------------------------------------------
 # peer_pair NAME SERVER_CMD -- CLIENT_CMD: run a server in the background and

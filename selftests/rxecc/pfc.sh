@@ -22,7 +22,7 @@ need_root
 HERE=$(cd "$(dirname "$0")" && pwd)
 T=$RXECC_TOOL
 DUR=${DUR:-6}
-RATE=${RATE:-50}		# Mbit/s at the congested port
+RATE=${RATE:-$(scaled_rate 50)}	# Mbit/s at the congested port
 TCLASS=104			# DSCP 26: priority 3 through the default DSCP map
 P=3
 
@@ -47,18 +47,6 @@ roce_tos() {
 	mkdir -p "$d" && echo $TCLASS > "$d/ports/1/default_roce_tos"
 }
 for i in 1 2 3 4; do roce_tos $i || { ktap_fail "rdma_cm ToS of h$i"; ktap_finished; }; done
-
-cnt() { port_counter "h$1" "$2"; }
-# Packets the kernel dropped because a CPU's receive backlog was full (every
-# namespace shares the guest's CPUs: a veth hands packets to that backlog).
-softnet_drops() {
-	local s=0 d
-	while read -r _ d _; do s=$((s + 16#$d)); done </proc/net/softnet_stat
-	echo $s
-}
-declare -A C0
-snap() { local k; for k in "$@"; do C0[$k]=$(cnt ${k%%:*} ${k#*:}); done; }
-delta() { echo $(($(cnt ${1%%:*} ${1#*:}) - C0[$1])); }
 
 # qstat SWITCH PORT KEY [PRIO]: a value of `rxecc -j qdisc show` (per
 # priority if PRIO is given).
