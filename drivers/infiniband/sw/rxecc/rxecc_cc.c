@@ -694,13 +694,14 @@ void rxecc_tx_dropped(struct rxe_qp *qp)
  * The requester, or with @resp the responder sending an RDMA READ response,
  * could not allocate the packet's socket buffer (GFP_ATOMIC). rxe 6.1 failed
  * the WQE and stopped the QP for that (the requester), or sent an RNR NAK in
- * the middle of the read response, which the read's retry then raced with
- * (the responder). A NIC short of buffers holds the packet back instead, and
- * so does rxecc: nothing of the packet is committed yet (the caller puts back
- * what it took), so the QP waits RXECC_TX_NOMEM_WAIT_NS (time for reclaim,
- * instead of failing again at once) and builds it again. Its retransmit timer
- * keeps running meanwhile. Returns false, and rxe goes on as before, when the
- * packet cannot be built for another reason: its source GID (address) is gone.
+ * the middle of the read response while keeping the read in progress, so that
+ * the next request was answered with the read's data (the responder). A NIC
+ * short of buffers holds the packet back instead, and so does rxecc: nothing
+ * of the packet is committed yet (the caller puts back what it took), so the
+ * QP waits RXECC_TX_NOMEM_WAIT_NS (time for reclaim, instead of failing again
+ * at once) and builds it again. Its retransmit timer keeps running meanwhile.
+ * Returns false, and rxe goes on as before, when the packet cannot be built
+ * for another reason: its source GID (address) is gone.
  */
 #define RXECC_TX_NOMEM_WAIT_NS	1000000
 
