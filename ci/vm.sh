@@ -96,8 +96,10 @@ for i in $(seq 0 $((guests - 1))); do
 		printf 'RXECC_MODULE=%q\nPFC_MODULE=%q\nRXECC_KMODS=%q\n' "$module" "$pfc_module" "$kmods"
 		printf 'RXECC_GUEST_INDEX=%d\nRXECC_GUESTS=%d\n' "$i" "$guests"
 		printf 'RXECC_HOSTNAME=rxecc-g%d\nRXECC_INTERACTIVE=%d\n' "$i" "$interactive"
-		printf 'KVER=%q\nRXECC_RATE_SCALE=%d\n' "$kver" "${RXECC_RATE_SCALE:-1}"
-		printf 'export RXECC_TOP RXECC_MODULE PFC_MODULE RXECC_KMODS RXECC_GUEST_INDEX RXECC_GUESTS KVER RXECC_RATE_SCALE\n'
+		printf 'KVER=%q\nRXECC_RATE_SCALE=%d\nRXECC_TIMEOUT_SCALE=%d\n' "$kver" \
+			"${RXECC_RATE_SCALE:-1}" "${RXECC_TIMEOUT_SCALE:-1}"
+		printf 'export RXECC_TOP RXECC_MODULE PFC_MODULE RXECC_KMODS RXECC_GUEST_INDEX RXECC_GUESTS KVER\n'
+		printf 'export RXECC_RATE_SCALE RXECC_TIMEOUT_SCALE\n'
 	} > "$gdir/guest.env"
 	# shellcheck disable=SC2206
 	args=(-machine q35 -m "$mem" -smp "$smp" -nodefaults -no-reboot -display none

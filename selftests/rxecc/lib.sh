@@ -22,6 +22,9 @@ scaled_rate() {
 	local r=$(($1 / ${RXECC_RATE_SCALE:-1}))
 	echo $((r > 0 ? r : 1))
 }
+# scaled_time SECONDS: SECONDS times RXECC_TIMEOUT_SCALE, for a run that must
+# outlast steps the slower debug kernel stretches (make check-debug sets 3).
+scaled_time() { echo $(($1 * ${RXECC_TIMEOUT_SCALE:-1})); }
 # Where a test keeps its logs: the guest's output share when there is one.
 if [ -d /mnt/out ] && [ -w /mnt/out ]; then
 	LOGDIR=${LOGDIR:-/mnt/out/logs}

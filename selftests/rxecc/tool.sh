@@ -79,7 +79,8 @@ show_all() {
 	# Every knob in the text and in the JSON, with the defaults' values.
 	j=$(in1 "$T" -j dcqcn show dev h1) || return 1
 	local k v want
-	for k in $(ls /sys/module/rdma_rxecc/parameters); do
+	for k in /sys/module/rdma_rxecc/parameters/*; do
+		k=${k##*/}
 		[ "$k" = profile ] && continue
 		want=$(cat "/sys/module/rdma_rxecc/parameters/$k")
 		v=$(echo "$j" | json "d[0]['dcqcn'].get('$k', d[0].get('$k'))")
@@ -240,11 +241,15 @@ rc_rts() {	# h2 has an RC QP in RTS
 		python3 -c 'import json, sys; sys.exit(0 if any(q["type"] == "RC" and q["state"] == "RTS" for q in json.load(sys.stdin)) else 1)'
 }
 qps() {
-	fabric_in 1 timeout 60 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -D 6 -p 18951 \
+	# The QP must outlive both snapshots: on the debug kernel, reaching RTS
+	# and two tool runs took more than 6 s.
+	local d rc=0 j t
+	d=$(scaled_time 6)
+	fabric_in 1 timeout $((d + 54)) ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -D "$d" -p 18951 \
 		>"$LOGDIR/qp.s.log" 2>&1 &
-	local spid=$! rc=0 j t
+	local spid=$!
 	sleep 1
-	fabric_in 2 timeout 60 ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 4096 -D 6 -p 18951 \
+	fabric_in 2 timeout $((d + 54)) ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 4096 -D "$d" -p 18951 \
 		"$(fabric_ip 1)" >"$LOGDIR/qp.c.log" 2>&1 &
 	local cpid=$!
 	wait_for 15 rc_rts || rc=1
