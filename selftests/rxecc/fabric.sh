@@ -50,12 +50,12 @@ fabric_ip() { echo "10.0.$1.1"; }
 fabric_ip6() { echo "fd00:0:0:$1::1"; }
 fabric_dev() { echo "h$1"; }
 fabric_in() { local i=$1; shift; ip netns exec "$(fabric_ns "$i")" "$@"; }
+fabric_sw() { ip netns exec "$(fabric_sw_ns)" "$@"; }
 
 cnt() { port_counter "h$1" "$2"; }
 declare -gA FABRIC_C0=()
 snap() { local k; for k in "$@"; do FABRIC_C0[$k]=$(cnt "${k%%:*}" "${k#*:}"); done; }
 delta() { echo $(($(cnt "${1%%:*}" "${1#*:}") - FABRIC_C0[$1])); }
-fabric_sw() { ip netns exec "$(fabric_sw_ns)" "$@"; }
 
 fabric_init() {
 	trap fabric_destroy EXIT

@@ -8,8 +8,8 @@
 # every acknowledgement. A run passes only if both sides checked every
 # message and found nothing corrupted, lost, duplicated or out of order.
 #   - uncongested, h2 -> h1;
-#   - 2:1 incast through a 50 Mbit/s port (scaled_rate in lib.sh) that marks ECN, DCQCN on (CNPs
-#     must reach the senders);
+#   - 2:1 incast through a 50 Mbit/s port (scaled_rate in lib.sh) that marks
+#     ECN, DCQCN on (CNPs must reach the senders);
 #   - the same incast behind the pfc qdisc, PFC on priority 3 (pause frames
 #     must reach the senders, the switch must drop nothing);
 #   - netem on both switch ports of the flow: 1 % loss, reordering,
