@@ -32,8 +32,7 @@ verbs_fabric 3
 DROPS="rx_drop_malformed rx_drop_dgid rx_drop_unknown_qp rx_drop_qp_state rx_drop_addr_mismatch
 	rx_drop_key_mismatch rx_icrc_encapsulated rp_cnp_ignored rp_cnp_handled rx_pfc_ignored
 	rx_pfc_malformed rx_prio3_pause"
-declare -A C0
-snap_drops() { local c; for c in $DROPS; do C0[$c]=$(cnt 1 "$c"); done; }
+snap_drops() { local c; for c in $DROPS; do snap "1:$c"; done; }
 # check_expect JSON: every counter of h1 grew by what the fuzzer expected
 # (counters it did not name by 0).
 check_expect() {
@@ -44,7 +43,7 @@ e = json.load(open(sys.argv[1]))["expect"]
 for c in sys.argv[2].split():
     print(f"want[{c}]={int(e.get(c, 0))}")' "$1" "$DROPS")"
 	for c in $DROPS; do
-		d=$(($(cnt 1 "$c") - C0[$c]))
+		d=$(delta "1:$c")
 		echo "h1 $c: +$d (expected +${want[$c]})"
 		[ "$d" -eq "${want[$c]}" ] || rc=1
 	done
@@ -112,7 +111,7 @@ ktap_result "RoCE fuzz (2 x $FUZZ packets, seeds 1 and 2): every packet dropped 
 no_throttle() {
 	# h1's QP handled no CNP: none of the fuzzer's CNPs (random or stale
 	# QP, off-path source, bad ICRC or length) reached its rate limiter.
-	[ $(($(cnt 1 rp_cnp_handled) - C0[rp_cnp_handled])) -eq 0 ] &&
+	[ "$(delta 1:rp_cnp_handled)" -eq 0 ] &&
 		[ "$(cnt 1 rp_cnp_handled)" -eq 0 ]
 }
 ktap_result "no fuzzed CNP was acted on (h1 rp_cnp_handled 0)" no_throttle
