@@ -14,18 +14,25 @@ mkdir -p "$(dirname "$RESULTS")"
 emit() { echo "$*"; echo "$*" >> "$RESULTS"; }
 
 # ktap_lines FILE PREFIX: the file's KTAP result lines, prefixed; checks the plan.
+# A failed test's diagnostic lines (those after the previous result) go to
+# stdout before it, so that a CI log says why without the guest's files.
 ktap_lines() {
-	local f=$1 prefix=$2 plan n=0 line
+	local f=$1 prefix=$2 plan n=0 line diag=()
 	plan=$(grep -m1 -E '^1\.\.[0-9]+' "$f" 2>/dev/null | sed 's/^1\.\.\([0-9]*\).*/\1/')
 	while IFS= read -r line; do
 		case "$line" in
+		"not ok "*)
+			[ ${#diag[@]} -eq 0 ] || printf '%s\n' "${diag[@]/#/# $prefix: }" | sed 's/: # /: /'
+			;;&
 		"ok "* | "not ok "*)
 			n=$((n + 1))
+			diag=()
 			# "ok 3 desc # SKIP why" -> "ok prefix: desc # SKIP why"
 			emit "$(echo "$line" | sed -E "s/^(not ok|ok) [0-9]+ /\1 $prefix: /")"
 			;;
+		"# "*) diag+=("$line") ;;
 		esac
-	done < <(grep -aE '^(not )?ok [0-9]+ ' "$f" 2>/dev/null)
+	done < <(grep -aE '^((not )?ok [0-9]+ |# )' "$f" 2>/dev/null)
 	if [ -z "$plan" ]; then
 		emit "not ok $prefix: printed a KTAP plan"
 	elif [ "$plan" -ne 0 ] && [ "$n" -ne "$plan" ]; then
@@ -50,7 +57,7 @@ while read -r script guests links smp tmo; do
 	rundir="$top/build/vm/runs/$name"
 	for g in $(seq 0 $((guests - 1))); do
 		prefix=$name
-		[ "$guests" -eq 1 ] || prefix="$name[g$g]"
+		[ "$guests" -eq 1 ] || prefix="${name}[g$g]"
 		ktap_lines "$rundir/g$g/output.txt" "$prefix"
 	done
 	if "$top/ci/splat-scan.sh" "$rundir"/g*/console.log "$rundir"/g*/dmesg.txt "$rundir"/g*/kmemleak.txt 2>/dev/null; then

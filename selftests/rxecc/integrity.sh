@@ -12,6 +12,8 @@
 #     ECN, DCQCN on (CNPs must reach the senders);
 #   - the same incast behind the pfc qdisc, PFC on priority 3 (pause frames
 #     must reach the senders, the switch must drop nothing);
+#   - RDMA READ responses dropped by the responder's own egress qdisc
+#     (sent again, never answered with an RNR NAK);
 #   - netem on both switch ports of the flow: 1 % loss, reordering,
 #     duplication (the responder's and requester's counters must show that
 #     the fabric did it).
@@ -32,7 +34,7 @@ QUEUE="link 1gbit limit 256KiB xoff 24KiB xon 12KiB headroom 160KiB"
 MARK="kmin 10KB kmax 40KB pmax 20"
 
 ktap_header
-ktap_plan 6
+ktap_plan 7
 
 verbs_fabric 3 pfc
 
@@ -75,6 +77,29 @@ pfc_run() {
 }
 ktap_result "2:1 incast with PFC: the senders were paused, the switch dropped nothing, nothing lost or corrupted" pfc_run
 fabric_dcqcn_all set rp_enable none np_enable none pfc_enable none
+
+# ---- the responder's own egress queue ----------------------------------------
+# h1's netdev gets a token bucket that its READ responses overflow (tx_qlimit
+# 0, so nothing keeps them out of it): each response packet the qdisc drops
+# is built again after a packet time (tx_local_retry). rxe 6.1 answered such a
+# drop with an RNR NAK in the middle of the response (send_rnr_err), which
+# the requester's completer did not expect there: it completed the read with
+# a success status, WARNed and moved the QP to the error state.
+read_drops() {
+	local qd rc=0
+	fabric_in 1 tc qdisc replace dev eth0 root tbf rate "$(scaled_rate 20)mbit" burst 32kb \
+		limit 64kb || return 1
+	snap 1:tx_local_retry 1:send_rnr_err 2:rcvd_rnr_err 2:completer_retry_err
+	verbs_run readdrop 2 --op read --size 65536 --count 100 --ack-timeout 14 || rc=1
+	qd=$(fabric_in 1 tc -s qdisc show dev eth0 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n 1)
+	fabric_in 1 tc qdisc del dev eth0 root
+	echo "h1's tbf dropped ${qd:-?}; h1 tx_local_retry +$(delta 1:tx_local_retry)," \
+		"send_rnr_err +$(delta 1:send_rnr_err); h2 rcvd_rnr_err +$(delta 2:rcvd_rnr_err)," \
+		"completer_retry_err +$(delta 2:completer_retry_err)"
+	[ $rc -eq 0 ] && [ "${qd:-0}" -gt 0 ] && [ "$(delta 1:tx_local_retry)" -gt 0 ] &&
+		[ "$(delta 1:send_rnr_err)" -eq 0 ] && [ "$(delta 2:rcvd_rnr_err)" -eq 0 ]
+}
+ktap_result "READ responses dropped by the responder's own qdisc: sent again (no RNR NAK), nothing lost or corrupted" read_drops
 
 # ---- netem ------------------------------------------------------------------
 # netem on the switch ports towards h1 (requests, READ requests) and h2

@@ -24,6 +24,8 @@ struct rxe_dev;
 struct rxe_qp;
 struct rxe_pkt_info;
 struct rxe_av;
+struct rxe_mr;
+struct resp_res;
 struct ib_device;
 struct ib_qp;
 struct sk_buff;
@@ -211,6 +213,11 @@ bool rxecc_tx_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp);
 bool rxecc_rp_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp);
 /* The requester's packet was dropped by the local stack: retry it later. */
 void rxecc_tx_dropped(struct rxe_qp *qp);
+/* The same for a read response; read_reply() first puts back what it took. */
+void rxecc_read_reply_dropped(struct rxe_qp *qp);
+/* @state: an enum rdatm_res_state (rxe_verbs.h), declared after this file */
+void rxecc_read_reply_putback(struct rxe_qp *qp, struct resp_res *res,
+			      int state, struct rxe_mr *mr);
 /*
  * No socket buffer for the requester's packet (or, with @resp, a read
  * response): true if the QP builds it again later.

@@ -682,12 +682,51 @@ bool rxecc_tx_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp)
  * while the queue stays full, the requester waits a packet time. It is
  * also woken earlier when its packets in flight drain (need_req_skb).
  */
-void rxecc_tx_dropped(struct rxe_qp *qp)
+static void rxecc_tx_retry(struct rxe_qp *qp, bool resp)
 {
 	rcu_read_lock();
-	rxecc_tx_defer(qp, rxecc_qp_cfg(qp), false, RXECC_TX_RETRY_MIN_NS);
+	rxecc_tx_defer(qp, rxecc_qp_cfg(qp), resp, RXECC_TX_RETRY_MIN_NS);
 	rcu_read_unlock();
 	rxe_counter_inc(to_rdev(qp->ibqp.device), RXECC_CNT_TX_LOCAL_RETRY);
+}
+
+void rxecc_tx_dropped(struct rxe_qp *qp)
+{
+	rxecc_tx_retry(qp, false);
+}
+
+/*
+ * read_reply() did not send the read response packet it built, or could not
+ * build it: it puts back what it took for it (the read's state before the
+ * packet, and its reference to the MR: the first packet of a new read takes
+ * over qp->resp.mr, the others hold one of their own), so that the packet is
+ * built again the same.
+ */
+void rxecc_read_reply_putback(struct rxe_qp *qp, struct resp_res *res,
+			      int state, struct rxe_mr *mr)
+{
+	res->state = state;
+	if (state == rdatm_res_state_new && !res->replay)
+		qp->resp.mr = mr;
+	else if (mr)
+		rxe_put(mr);
+}
+
+/*
+ * The local stack dropped an RDMA READ response packet (a full qdisc): the
+ * responder sends it again after a packet time, as the requester does its
+ * own packets. rxe 6.1 answered the drop with an RNR NAK, which is no answer
+ * to a read (only a request that needs a receive WQE can be RNR NAKed), in
+ * the middle of the response, with the PSN of the request being served: the
+ * requester's completer, expecting the next response packet at that PSN,
+ * took the NAK for an out-of-sequence response and failed the QP (and its
+ * WQE with a success status: rxe_completer()'s WARN in COMPST_ERROR). The
+ * read also stayed in progress meanwhile, so that the next request to arrive
+ * was taken for it (see rxecc_tx_nomem()).
+ */
+void rxecc_read_reply_dropped(struct rxe_qp *qp)
+{
+	rxecc_tx_retry(qp, true);
 }
 
 /*
