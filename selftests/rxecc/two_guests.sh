@@ -78,16 +78,16 @@ phase() {
 }
 
 # READs of rxecc-verbs (0 B-64 KiB, 16 in flight, every byte checked) from
-# guest 0 to guest 1, whose netdev gets a token bucket that the responses
-# overflow; it must have sent RNR NAKs. Guest 0 shows how many its completer
-# took (rcvd_rnr_err: not all, a NAK can be dropped too, or come for a PSN
-# already past). rxe_completer()'s WARN fails the run (splat scan).
+# guest 0 to guest 1, whose netdev gets a token bucket (100 Mbit/s,
+# scaled_rate) that the responses overflow; it must have sent RNR NAKs.
+# Guest 0 shows how many its completer took (rcvd_rnr_err: not all, a NAK
+# can be dropped too, or come for a PSN already past). rxe_completer()'s WARN fails the run (splat scan).
 read_nak() {
 	local port=18790 rnr pid rc=0
 	modprobe rdma_ucm
 	barrier read-nak-start
 	if [ "$ME" = 1 ]; then
-		tc qdisc replace dev "$NIC" root tbf rate 100mbit burst 32kb limit 64kb || rc=1
+		tc qdisc replace dev "$NIC" root tbf rate "$(scaled_rate 100)mbit" burst 32kb limit 64kb || rc=1
 		timeout 200 "$VERBS" server "$MY_IP" -p $port --timeout 60 \
 			>"$LOGDIR/read-nak.s.json" 2>"$LOGDIR/read-nak.s.err" &
 		pid=$!
