@@ -81,7 +81,8 @@ phase() {
 # guest 0 to guest 1, whose netdev gets a token bucket (100 Mbit/s,
 # scaled_rate) that the responses overflow; it must have sent RNR NAKs.
 # Guest 0 shows how many its completer took (rcvd_rnr_err: not all, a NAK
-# can be dropped too, or come for a PSN already past). rxe_completer()'s WARN fails the run (splat scan).
+# can be dropped too, or come for a PSN already past). rxe_completer()'s
+# WARN fails the run (splat scan).
 read_nak() {
 	local port=18790 rnr pid rc=0
 	modprobe rdma_ucm
