@@ -17,8 +17,13 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fabric.sh"
 need_root
-ITERS=${ITERS:-200}
+# On a slower kernel (RXECC_RATE_SCALE, make check-debug) the bottleneck is
+# slower, and so that the runs keep their length and the queue its delay
+# (1 MB is 160 ms at 50 Mbit/s), the transfers and the queue shrink with it.
+ITERS=${ITERS:-$(scaled_count 200 20)}
 RATE=$(scaled_rate 50)mbit
+QLIMIT=$(scaled_count 1000000 100000)
+TMO=$(scaled_time 150)		# seconds for a server of ITERS transfers
 HERE=$(cd "$(dirname "$0")" && pwd)
 
 ktap_header
@@ -32,7 +37,7 @@ done
 
 # The lab profile: the paper's rules at the speed of this guest's fabric.
 use_dcqcn() {	# on|off; also (re)installs the marking bottleneck towards h1
-	fabric_mark 1 $RATE || return 1
+	fabric_mark 1 "$RATE" 20000 60000 "$QLIMIT" || return 1
 	local en=none
 	[ "$1" = on ] && en=all
 	fabric_dcqcn_all profile lab && fabric_dcqcn_all set ecn ect0 rp_enable $en np_enable $en
@@ -59,7 +64,7 @@ incast() {
 	shift 2
 	snap $COUNTERS
 	for i in 2 3; do
-		fabric_in 1 timeout 150 "$tool" -d h1 -x "$(fabric_gid 1)" -F -s 65536 -n "$ITERS" \
+		fabric_in 1 timeout "$TMO" "$tool" -d h1 -x "$(fabric_gid 1)" -F -s 65536 -n "$ITERS" \
 			-p $((18700 + i)) "$@" >"$LOGDIR/$name.s$i.log" 2>&1 &
 		pids+=($!)
 	done
@@ -249,7 +254,7 @@ read_run() {
 	local i pids=() rc=0
 	snap $COUNTERS
 	for i in 2 3; do
-		fabric_in $i timeout 150 ib_read_bw -d "h$i" -x "$(fabric_gid $i)" -F -s 65536 -n "$ITERS" \
+		fabric_in $i timeout "$TMO" ib_read_bw -d "h$i" -x "$(fabric_gid $i)" -F -s 65536 -n "$ITERS" \
 			-p $((18800 + i)) >"$LOGDIR/read.s$i.log" 2>&1 &
 		pids+=($!)
 	done
@@ -291,7 +296,7 @@ recover() {
 	echo "h2 8 s after the bottleneck went: $free"
 	wait $cpid || rc=1
 	wait $spid || rc=1
-	fabric_mark 1 $RATE || rc=1
+	fabric_mark 1 "$RATE" 20000 60000 "$QLIMIT" || rc=1
 	[ $rc -eq 0 ] || return 1
 	local rc_c
 	rc_c=$(echo "$congested" | grep -oE 'rc_kbps [0-9]+' | grep -oE '[0-9]+')
@@ -309,11 +314,14 @@ crafted() {
 	# A live RC connection h2 -> h1 (no bottleneck needed) and a QP in INIT
 	# on h3.
 	fabric_sw tc qdisc del dev swp1 root
-	fabric_in 1 timeout 60 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -D 25 -p 18910 \
-		>"$LOGDIR/crafted.s.log" 2>&1 &
+	# (25 s outlasts the steps below on Debian's kernel; scaled for slower ones)
+	local d
+	d=$(scaled_time 25)
+	fabric_in 1 timeout $((d + 35)) ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -D "$d" \
+		-p 18910 >"$LOGDIR/crafted.s.log" 2>&1 &
 	local spid=$!
 	sleep 2
-	fabric_in 2 timeout 60 ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 4096 -D 25 -p 18910 \
+	fabric_in 2 timeout $((d + 35)) ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 4096 -D "$d" -p 18910 \
 		"$(fabric_ip 1)" >"$LOGDIR/crafted.c.log" 2>&1 &
 	local cpid=$!
 	# ibv_rc_pingpong's server creates its QP and moves it to INIT before it
@@ -356,7 +364,7 @@ crafted() {
 	wait $cpid || rc=1
 	wait $spid || rc=1
 	wait $ipid 2>/dev/null
-	fabric_mark 1 $RATE || rc=1
+	fabric_mark 1 "$RATE" 20000 60000 "$QLIMIT" || rc=1
 	return $rc
 }
 ktap_result "hand-made CNPs: unknown QP, off-path source, QP in INIT and malformed ones counted and dropped; a valid one is handled" crafted
@@ -378,7 +386,7 @@ ipv6_run() {
 	local i pids=() rc=0
 	snap $COUNTERS
 	for i in 2 3; do
-		fabric_in 1 timeout 150 ib_write_bw -d h1 -x "$(fabric_gid 1 6)" -F -s 65536 -n "$ITERS" \
+		fabric_in 1 timeout "$TMO" ib_write_bw -d h1 -x "$(fabric_gid 1 6)" -F -s 65536 -n "$ITERS" \
 			-p $((18920 + i)) >"$LOGDIR/v6.s$i.log" 2>&1 &
 		pids+=($!)
 	done

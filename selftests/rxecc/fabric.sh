@@ -14,10 +14,12 @@
 #   fabric_mtu I MTU                the MTU of host I's link (both ends)
 #   fabric_shape I RATE [LIMIT]     tbf at the switch port towards host I (e.g. 100mbit):
 #                                   that port becomes a bottleneck
-#   fabric_mark I RATE [MIN MAX]    a congestion point for DCQCN at the switch port towards
+#   fabric_mark I RATE [MIN MAX [LIMIT]]
+#                                   a congestion point for DCQCN at the switch port towards
 #                                   host I: tbf at RATE, then RED marking CE on ECT packets
 #                                   when its average queue is between MIN and MAX bytes
-#                                   (default 20000 60000); TCP bypasses both (own band)
+#                                   (default 20000 60000), holding LIMIT bytes at most
+#                                   (default 1000000); TCP bypasses both (own band)
 #   fabric_cc_mode PORT RATE QUEUE MARK PFC DCQCN
 #                                   switch port PORT as the pfc qdisc (rxecc tool) at RATE
 #                                   Mbit/s with the QUEUE options; PFC on priority 3 if PFC is
@@ -186,15 +188,15 @@ fabric_shape() {
 }
 
 fabric_mark() {
-	local min=${3:-20000} max=${4:-60000} dev="swp$1"
+	local min=${3:-20000} max=${4:-60000} limit=${5:-1000000} dev="swp$1"
 	fabric_sw tc qdisc del dev "$dev" root 2>/dev/null
 	# Band 2 (everything but TCP): tbf, then RED marking CE on ECT packets.
 	# Band 1: TCP (perftest's and rdma_cm's connection setup), which is not
 	# ECN-capable, so that RED does not drop it while RoCE fills the queue.
 	fabric_sw tc qdisc add dev "$dev" root handle 1: prio bands 2 \
 		priomap 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 || return 1
-	fabric_sw tc qdisc add dev "$dev" parent 1:2 handle 2: tbf rate "$2" burst 32kb limit 1mb || return 1
-	fabric_sw tc qdisc add dev "$dev" parent 2:1 handle 20: red limit 1000000 \
+	fabric_sw tc qdisc add dev "$dev" parent 1:2 handle 2: tbf rate "$2" burst 32kb limit "$limit" || return 1
+	fabric_sw tc qdisc add dev "$dev" parent 2:1 handle 20: red limit "$limit" \
 		min "$min" max "$max" avpkt 1000 burst $(((2 * min + max) / 3000)) probability 0.2 \
 		ecn bandwidth "$2" || return 1
 	fabric_sw tc filter add dev "$dev" parent 1: protocol ip prio 1 u32 \

@@ -22,6 +22,12 @@ scaled_rate() {
 	local r=$(($1 / ${RXECC_RATE_SCALE:-1}))
 	echo $((r > 0 ? r : 1))
 }
+# scaled_count N MIN: N divided by RXECC_RATE_SCALE, at least MIN: an amount
+# of data (iterations, queue bytes) that keeps its time at a scaled rate.
+scaled_count() {
+	local n=$(($1 / ${RXECC_RATE_SCALE:-1}))
+	echo $((n > $2 ? n : $2))
+}
 # scaled_time SECONDS: SECONDS times RXECC_TIMEOUT_SCALE, for a run that must
 # outlast steps the slower debug kernel stretches (make check-debug sets 3).
 scaled_time() { echo $(($1 * ${RXECC_TIMEOUT_SCALE:-1})); }

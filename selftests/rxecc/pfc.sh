@@ -107,11 +107,14 @@ ktap_result "qdisc: every setting reads back, tc lists 8 classes, tc qdisc del r
 # ---- the endpoint honours PFC ----------------------------------------------
 # h2 sends to h1 on priority 3 (DSCP 26) and priority 1 (DSCP 8) at once; a
 # script in the switch sends XOFF for priority 3 out of swp2 every 5 ms for a
-# second (33.5 ms pause each at h2's 1 Gbit/s link speed), then XON.
+# second, then XON. h2's link speed is set to 100 Mbit/s, so that each XOFF
+# pauses for 335 ms: a script on an emulated CPU can sleep 30 ms past its
+# period (33.5 ms at 1 Gbit/s), which would let the pause lapse and h2 send
+# on priority 3 in the middle, as it should.
 tclass_of() { if [ "$1" = 3 ]; then echo $TCLASS; else echo 32; fi; }	# DSCP 26 / 8
 endpoint_pause() {
 	local pids=() cap i rc=0 frames
-	fabric_dcqcn 2 set pfc_enable 0x08 link_speed 1gbit rp_enable none np_enable none || return 1
+	fabric_dcqcn 2 set pfc_enable 0x08 link_speed 100mbit rp_enable none np_enable none || return 1
 	snap 2:rx_prio3_pause 2:rx_prio1_pause 2:rx_prio3_pause_duration 2:tx_pfc_deferred 2:rx_pfc_ignored
 	for i in 3 1; do
 		fabric_in 1 timeout 120 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -D 6 \

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """Send IEEE 802.1Qbb PFC frames out of an interface (AF_PACKET): XOFF for
 one priority every PERIOD seconds for DURATION seconds, then one XON.
-Prints JSON: frames sent, and the wall-clock times (as pcap timestamps) of
-the first XOFF, the last XOFF and the XON."""
+Prints JSON: frames sent, the wall-clock times (as pcap timestamps) of the
+first XOFF, the last XOFF and the XON, and the longest time between two
+XOFFs (max_gap, s)."""
 import argparse
 import json
 import socket
@@ -35,15 +36,18 @@ def main() -> None:
     n = 0
     first = time.time()
     last = first
+    max_gap = 0.0
     while time.time() - first < a.duration:
-        last = time.time()
+        now = time.time()
+        max_gap = max(max_gap, now - last)
+        last = now
         s.send(xoff)
         n += 1
         time.sleep(a.period)
     xon_at = time.time()
     s.send(frame(src, a.prio, 0))
     print(json.dumps({"frames": n + 1, "xoff": n, "first_at": first, "last_at": last,
-                      "xon_at": xon_at}))
+                      "xon_at": xon_at, "max_gap": max_gap}))
 
 
 if __name__ == "__main__":
