@@ -676,12 +676,7 @@ bool rxecc_tx_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp)
 	       rxecc_rp_wait(qp, opcode, payload, resp);
 }
 
-/*
- * The local stack dropped the requester's packet (a full qdisc; rxe rolled
- * the send queue back): instead of building it again at once, and again
- * while the queue stays full, the requester waits a packet time. It is
- * also woken earlier when its packets in flight drain (need_req_skb).
- */
+/* A packet the local stack dropped is built again after a packet time. */
 static void rxecc_tx_retry(struct rxe_qp *qp, bool resp)
 {
 	rcu_read_lock();
@@ -690,6 +685,12 @@ static void rxecc_tx_retry(struct rxe_qp *qp, bool resp)
 	rxe_counter_inc(to_rdev(qp->ibqp.device), RXECC_CNT_TX_LOCAL_RETRY);
 }
 
+/*
+ * The local stack dropped the requester's packet (a full qdisc; rxe rolled
+ * the send queue back): instead of building it again at once, and again
+ * while the queue stays full, the requester waits a packet time. It is
+ * also woken earlier when its packets in flight drain (need_req_skb).
+ */
 void rxecc_tx_dropped(struct rxe_qp *qp)
 {
 	rxecc_tx_retry(qp, false);
