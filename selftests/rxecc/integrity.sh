@@ -16,7 +16,9 @@
 #     (sent again, never answered with an RNR NAK);
 #   - netem on both switch ports of the flow: 1 % loss, reordering,
 #     duplication (the responder's and requester's counters must show that
-#     the fabric did it).
+#     the fabric did it);
+#   - netem delay with one message at a time outstanding: the retransmit
+#     timer never fires when nothing is lost.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fabric.sh"
 VERBS_SUMMARY=$LOGDIR/integrity-summary.txt
@@ -25,6 +27,7 @@ need_root
 T=$RXECC_TOOL
 DUR=${DUR:-4}			# seconds per congested run
 COUNT=${COUNT:-1000}		# messages per netem run
+ACK_TIMER_COUNT=${ACK_TIMER_COUNT:-300}	# messages, one at a time, in the timer run
 RATE=$(scaled_rate 50)		# Mbit/s at the congested port
 TOS=104				# DSCP 26: priority 3 through the default DSCP map
 # 4.096 us * 2^18 = 1.07 s: paused queues hold packets longer than 67 ms
@@ -34,7 +37,7 @@ QUEUE="link 1gbit limit 256KiB xoff 24KiB xon 12KiB headroom 160KiB"
 MARK="kmin 10KB kmax 40KB pmax 20"
 
 ktap_header
-ktap_plan 7
+ktap_plan 8
 
 verbs_fabric 3 pfc
 
@@ -125,6 +128,25 @@ reorder() { netem_run reorder 1:out_of_seq_request 2:rcvd_seq_err -- delay 2ms r
 ktap_result "netem reordering: out-of-sequence packets NAKed and resent, nothing lost or corrupted" reorder
 duplicate() { netem_run duplicate 1:duplicate_request 2:duplicate_request -- duplicate 3%; }
 ktap_result "netem duplication 3%: duplicates recognised, nothing delivered twice" duplicate
+
+# ---- the retransmit timer -----------------------------------------------------
+# netem delays every packet 5 ms on both switch ports: a round trip of 10 ms
+# and more, against an ACK timeout of 67 ms (2^14; 268 ms on a slower kernel),
+# with one message at a time outstanding. Nothing is lost, so no timeout may
+# fire. rxe 6.1 left a timer started for a message acknowledged since running
+# for the next one, which it expired early (patch 0013).
+ack_timer() {
+	local rc=0 to=14
+	[ "${RXECC_TIMEOUT_SCALE:-1}" -le 1 ] || to=16
+	for p in swp1 swp2; do fabric_sw tc qdisc replace dev $p root netem delay 5ms || return 1; done
+	snap $COUNTERS
+	verbs_run acktimer 2 --count $ACK_TIMER_COUNT --depth 1 --poll event --ack-timeout $to || rc=1
+	for p in swp1 swp2; do fabric_sw tc qdisc del dev $p root; done
+	show_counters
+	[ $rc -eq 0 ] && [ "$(delta 2:completer_retry_err)" -eq 0 ] &&
+		[ "$(delta 1:duplicate_request)" -eq 0 ] && [ "$(delta 2:duplicate_request)" -eq 0 ]
+}
+ktap_result "one message at a time over a 10 ms round trip, ACK timeout 67 ms: no timeout fires, nothing resent" ack_timer
 
 ktap_diag "$(cat "$VERBS_SUMMARY")"
 ktap_diag "$(awk '{for (i = 1; i < NF; i++) if ($(i + 1) == "bytes") b += $i} END {print b " bytes verified in all"}' "$VERBS_SUMMARY")"
