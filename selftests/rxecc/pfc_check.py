@@ -3,10 +3,13 @@
 """Checks and the report of pfc.sh, from tshark's reading of the captures,
 the qdisc's statistics (`rxecc -j qdisc show`) and perftest's logs.
 
-  pause PCAP INJECT_JSON SRC_IP DSCP_PAUSED DSCP_OTHER
-      the sender's packets of DSCP_PAUSED stop while it is paused (from 20 ms
-      after the first XOFF until the XON) and flow before and after; those
-      of DSCP_OTHER flow during the pause
+  pause PCAP PRIO SRC_IP DSCP_PAUSED DSCP_OTHER [PAUSED_US]
+      PCAP is captured at the sender's own port, with the PFC frames it
+      received: the sender's packets of DSCP_PAUSED stop while it is paused
+      (from 20 ms after the first XOFF for PRIO reached it until the XON)
+      and flow before and after; those of DSCP_OTHER flow during the pause;
+      with PAUSED_US (the sender's rx_prioN_pause_duration), that is within
+      25 % of the time from that XOFF to the XON
   frames QDISC_JSON PRIO QUANTA PCAP...
       every captured PFC frame enables exactly PRIO with QUANTA (XOFF) or 0
       (XON), is addressed to 01:80:c2:00:00:01, has no expert warning, and
@@ -34,24 +37,51 @@ def tshark(pcap, display, fields):
     return [line.split("\t") for line in out.splitlines() if line]
 
 
-def pause(pcap, inject_json, src, dscp_paused, dscp_other):
-    inj = json.load(open(inject_json))
+def pfc_frames(pcap, prio):
+    """(time, quanta) of every PFC frame in the capture that pauses or
+    resumes PRIO."""
+    out = []
+    for t, p in incast_report().frames(pcap):
+        if len(p) >= 34 and p[12:14] == b"\x88\x08" and p[14:16] == b"\x01\x01":
+            enable = int.from_bytes(p[16:18], "big")
+            if enable & (1 << prio):
+                out.append((t, int.from_bytes(p[18 + 2 * prio:20 + 2 * prio], "big")))
+    return out
+
+
+def pause(pcap, prio, src, dscp_paused, dscp_other, paused_us=None):
+    # Where the sender received them: a frame waits in the receive backlog
+    # of a busy emulated CPU before the endpoint acts on it, which the
+    # sender's own capture sees (taps run as the stack takes the frame).
+    pfc = pfc_frames(pcap, int(prio))
+    xoff = [t for t, q in pfc if q]
+    xon = [t for t, q in pfc if not q and xoff and t > xoff[0]]
+    if not xoff or not xon:
+        print(f"the capture holds {len(xoff)} XOFF and {len(xon)} XON frames for priority {prio}")
+        return 1
+    r = incast_report()
     # The capture holds ~10^5 packets: read directly (ci/incast_report.py),
     # as tshark's dissection of them takes a minute on an emulated CPU.
-    r = incast_report()
     pkts = [(t, p[15] >> 2) for t, p in r.frames(pcap) if r.roce(p) and r.ip_str(p[26:30]) == src]
-    start, end = inj["first_at"] + 0.02, inj["xon_at"]
+    first, end = xoff[0], xon[0]
+    start = first + 0.02
 
     def count(dscp, lo, hi):
         return sum(1 for t, d in pkts if d == dscp and lo <= t < hi)
-    before = count(int(dscp_paused), inj["first_at"] - 1.0, inj["first_at"])
+    before = count(int(dscp_paused), first - 1.0, first)
     during = count(int(dscp_paused), start, end)
     other = count(int(dscp_other), start, end)
     after = count(int(dscp_paused), end + 0.05, end + 1.0)
-    print(f"DSCP {dscp_paused}: {before} packets in the second before the pause, {during} "
-          f"during it ({end - start:.3f} s), {after} in the second after the XON; "
-          f"DSCP {dscp_other} during the pause: {other}")
-    return 0 if before > 0 and during == 0 and other > 0 and after > 0 else 1
+    print(f"{len(xoff)} XOFF frames over {end - first:.3f} s reached the sender; DSCP {dscp_paused}: "
+          f"{before} packets in the second before the pause, {during} during it "
+          f"({end - start:.3f} s), {after} in the second after the XON; DSCP {dscp_other} "
+          f"during the pause: {other}")
+    ok = before > 0 and during == 0 and other > 0 and after > 0
+    if paused_us is not None:
+        d = int(paused_us) / 1e6
+        print(f"the sender counted {d:.3f} s paused for {end - first:.3f} s from XOFF to XON")
+        ok = ok and abs(d - (end - first)) < 0.25 * (end - first)
+    return 0 if ok else 1
 
 
 def frames(qdisc_json, prio, quanta, pcaps):

@@ -2,13 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0
 """Send IEEE 802.1Qbb PFC frames out of an interface (AF_PACKET): XOFF for
 one priority every PERIOD seconds for DURATION seconds, then one XON.
+With --go FILE it starts once FILE exists (a caller can start it early, as
+a Python start takes seconds on a slow emulated CPU, and say when).
 Prints JSON: frames sent, the wall-clock times (as pcap timestamps) of the
 first XOFF, the last XOFF and the XON, and the longest time between two
 XOFFs (max_gap, s)."""
 import argparse
 import json
+import os
 import socket
 import struct
+import sys
 import time
 
 PFC_DA = bytes.fromhex("0180c2000001")
@@ -28,11 +32,19 @@ def main() -> None:
     ap.add_argument("--quanta", type=int, default=0xFFFF)
     ap.add_argument("--period", type=float, default=0.005)
     ap.add_argument("--duration", type=float, default=1.0)
+    ap.add_argument("--go", help="start once this file exists")
+    ap.add_argument("--go-timeout", type=float, default=300.0)
     a = ap.parse_args()
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((a.iface, 0))
     src = s.getsockname()[4][:6]
     xoff = frame(src, a.prio, a.quanta)
+    if a.go:
+        deadline = time.time() + a.go_timeout
+        while not os.path.exists(a.go):
+            if time.time() > deadline:
+                sys.exit(f"pfc_inject: {a.go} did not appear within {a.go_timeout:.0f} s")
+            time.sleep(0.01)
     n = 0
     first = time.time()
     last = first
