@@ -87,12 +87,11 @@ incast() {
 			"$(fabric_ip 1)" >/dev/null &
 		pids+=($!)
 	done
-	: >"$LOGDIR/$name.backlog"
-	while kill -0 "${pids[2]}" 2>/dev/null || kill -0 "${pids[3]}" 2>/dev/null; do
-		fabric_backlog 1 >>"$LOGDIR/$name.backlog"
-		sleep 0.2
-	done
+	fabric_backlog_sampler 1 >"$LOGDIR/$name.backlog" &
+	local sampler=$!
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	kill_tree $sampler
+	wait $sampler 2>/dev/null
 	for i in 2 3; do
 		local it
 		it=$(perftest_value "$LOGDIR/$name.s$i.log" "#iterations") || it=0

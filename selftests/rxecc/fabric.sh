@@ -205,11 +205,20 @@ fabric_mark() {
 			match ip6 protocol 6 0xff flowid 1:1
 }
 
-# fabric_backlog I: bytes sent so far and bytes queued now at the switch port
-# towards host I, on one line.
-fabric_backlog() {
-	fabric_sw tc -s qdisc show dev "swp$1" |
-		awk '/Sent/ && !s {s = $2} /backlog/ && !b {b = $2; sub(/b$/, "", b)} END {print s + 0, b + 0}'
+# fabric_backlog_sampler I: bytes sent so far and bytes queued now at the
+# switch port towards host I, one line every 0.1 s until killed (kill_tree),
+# from one loop inside the switch's namespace: entering it for each sample
+# took over a second on the debug kernel, two samples in a whole run.
+fabric_backlog_sampler() {
+	# tc prints a size near a multiple of 1024 as Kb or Mb.
+	local prog='function bytes(v) {
+		if (v ~ /Mb$/) return v * 1048576
+		if (v ~ /Kb$/) return v * 1024
+		return v + 0
+	}
+	/Sent/ && !s {s = $2} /backlog/ && !b {b = bytes($2)} END {print s + 0, b}'
+	fabric_sw bash -c 'while :; do tc -s qdisc show dev "$1" | awk "$2"; sleep 0.1; done' \
+		_ "swp$1" "$prog"
 }
 
 fabric_destroy() {
