@@ -206,9 +206,10 @@ fabric_mark() {
 }
 
 # fabric_backlog_sampler I: bytes sent so far and bytes queued now at the
-# switch port towards host I, one line every 0.1 s until killed (kill_tree),
-# from one loop inside the switch's namespace: entering it for each sample
-# took over a second on the debug kernel, two samples in a whole run.
+# switch port towards host I, one line after another (0.1 s apart) until
+# killed (kill_tree), from one loop inside the switch's namespace: entering
+# it for each sample took over a second on the debug kernel, two samples in
+# a whole run.
 fabric_backlog_sampler() {
 	# tc prints a size near a multiple of 1024 as Kb or Mb.
 	local prog='function bytes(v) {
