@@ -210,8 +210,15 @@ incast() {
 		pids+=($!)
 	done
 	if [ -n "$verify" ]; then
-		fabric_in 1 timeout 120 rping -s -a "$(fabric_ip 1)" -p 18799 -P -S $RPING_SIZE >"$LOGDIR/$name.rping-s.log" 2>&1 &
-		RPING_SERVER=$!
+		# One server per client: rping's persistent server (-P) can give
+		# two connect requests that come together the same cm_id, and
+		# then fails one of them (rdma_create_qp: Invalid argument).
+		RPING_SERVERS=()
+		for i in $SENDERS; do
+			fabric_in 1 timeout 120 rping -s -a "$(fabric_ip 1)" -p $((18790 + i)) -S $RPING_SIZE \
+				>"$LOGDIR/$name.rping-s$i.log" 2>&1 &
+			RPING_SERVERS+=($!)
+		done
 		for i in $SENDERS; do
 			fabric_in $i timeout 60 dumpcap -q -i eth0 -f 'ether proto 0x8808' \
 				-w "$LOGDIR/$name.h$i.pcap" >/dev/null 2>&1 &
@@ -223,7 +230,7 @@ incast() {
 		# Connected before the load starts, verifying data all through it.
 		for i in $SENDERS; do
 			# (each verified ping's line, cut short: 8 KB of letters)
-			fabric_in $i timeout 100 rping -c -v -V -a "$(fabric_ip 1)" -p 18799 -C $RPING_COUNT -S $RPING_SIZE \
+			fabric_in $i timeout 100 rping -c -v -V -a "$(fabric_ip 1)" -p $((18790 + i)) -C $RPING_COUNT -S $RPING_SIZE \
 				2>&1 | cut -c1-60 >"$LOGDIR/$name.rping$i.log" &
 			pids+=($!)
 		done
@@ -237,7 +244,7 @@ incast() {
 	done
 	for i in "${pids[@]}"; do wait "$i" || { echo "$name: a transfer failed (pid $i)"; rc=1; }; done
 	if [ -n "$verify" ]; then
-		kill "$RPING_SERVER" 2>/dev/null; wait "$RPING_SERVER" 2>/dev/null
+		kill "${RPING_SERVERS[@]}" 2>/dev/null; wait "${RPING_SERVERS[@]}" 2>/dev/null
 	fi
 	sleep 1
 	for i in $SENDERS; do [ -z "$verify" ] || capture_stop "$LOGDIR/$name.h$i.pcap"; done
@@ -274,7 +281,9 @@ pfc_only() {
 		[ "$n" -eq $RPING_COUNT ] || return 1
 		! grep -qiE 'fail|mismatch|error' "$LOGDIR/on+off.rping$i.log" || return 1
 	done
-	! grep -qiE 'fail|error' "$LOGDIR/on+off.rping-s.log" || { cat "$LOGDIR/on+off.rping-s.log"; return 1; }
+	for i in $SENDERS; do
+		! grep -qiE 'fail|error' "$LOGDIR/on+off.rping-s$i.log" || { cat "$LOGDIR/on+off.rping-s$i.log"; return 1; }
+	done
 	echo "switch drops $(drops on+off), receive backlog drops $BACKLOG_DROPS, PFC frames" \
 		"$(pfc_frames on+off), sender retransmissions $(retries)"
 	[ "$(drops on+off)" -eq 0 ] && [ "$BACKLOG_DROPS" -eq 0 ] && [ "$(pfc_frames on+off)" -gt 0 ] &&
