@@ -37,11 +37,11 @@ def tshark(pcap, display, fields):
     return [line.split("\t") for line in out.splitlines() if line]
 
 
-def pfc_frames(pcap, prio):
-    """(time, quanta) of every PFC frame in the capture that pauses or
-    resumes PRIO."""
+def pfc_frames(captured, prio):
+    """(time, quanta) of every PFC frame among CAPTURED ((time, bytes) pairs)
+    that pauses or resumes PRIO."""
     out = []
-    for t, p in incast_report().frames(pcap):
+    for t, p in captured:
         if len(p) >= 34 and p[12:14] == b"\x88\x08" and p[14:16] == b"\x01\x01":
             enable = int.from_bytes(p[16:18], "big")
             if enable & (1 << prio):
@@ -50,19 +50,20 @@ def pfc_frames(pcap, prio):
 
 
 def pause(pcap, prio, src, dscp_paused, dscp_other, paused_us=None):
+    # The capture holds ~10^5 packets: read directly (ci/incast_report.py),
+    # as tshark's dissection of them takes a minute on an emulated CPU.
+    r = incast_report()
+    captured = list(r.frames(pcap))
     # Where the sender received them: a frame waits in the receive backlog
     # of a busy emulated CPU before the endpoint acts on it, which the
     # sender's own capture sees (taps run as the stack takes the frame).
-    pfc = pfc_frames(pcap, int(prio))
+    pfc = pfc_frames(captured, int(prio))
     xoff = [t for t, q in pfc if q]
     xon = [t for t, q in pfc if not q and xoff and t > xoff[0]]
     if not xoff or not xon:
         print(f"the capture holds {len(xoff)} XOFF and {len(xon)} XON frames for priority {prio}")
         return 1
-    r = incast_report()
-    # The capture holds ~10^5 packets: read directly (ci/incast_report.py),
-    # as tshark's dissection of them takes a minute on an emulated CPU.
-    pkts = [(t, p[15] >> 2) for t, p in r.frames(pcap) if r.roce(p) and r.ip_str(p[26:30]) == src]
+    pkts = [(t, p[15] >> 2) for t, p in captured if r.roce(p) and r.ip_str(p[26:30]) == src]
     first, end = xoff[0], xon[0]
     start = first + 0.02
 
