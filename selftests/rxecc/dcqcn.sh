@@ -26,7 +26,8 @@ need_root
 # only a timeout recovers: the senders idled and the queue was empty at
 # every sample.
 ITERS=${ITERS:-$(scaled_count 200 20)}
-RATE=$(scaled_rate 50)mbit
+RATE_MBIT=$(scaled_rate 50)
+RATE=${RATE_MBIT}mbit
 QLIMIT=1000000
 TMO=$(scaled_time 150)		# seconds for a server of ITERS transfers
 # perftest's transfers: ITERS messages; on a slower kernel with an ACK timeout
@@ -48,15 +49,15 @@ for t in tshark python3; do
 done
 
 # The lab profile: the paper's rules at the speed of this guest's fabric.
-# On a slower kernel (RXECC_RATE_SCALE) the first CNP also sets a QP's rate
-# to its fair share of the bottleneck (mlx5's rate_to_set_on_first_cnp):
-# there the CPU sends a few Mbit/s and h1 sends tens of CNPs per transfer,
-# not thousands. The limiter starts at the veth's 10 Gbit/s, alpha has
-# decayed between two CNPs so each cuts a few per cent, and the rate rarely
-# fell below what the sender could send: on the debug kernel h2 and h3 were
-# held back 0 and 2 times in one run (46 and 192 CNPs handled).
+# On a slower kernel (RXECC_RATE_SCALE) the first CNP also sets a QP's rate to
+# its fair share of the bottleneck (mlx5's rate_to_set_on_first_cnp): there
+# the CPU sends a few Mbit/s and h1 sends a few hundred CNPs per transfer, not
+# thousands. The limiter starts at the veth's 10 Gbit/s, alpha has decayed
+# between two CNPs so each cuts a few per cent, and the rate rarely fell below
+# what the sender could send: on the debug kernel h2 and h3 were held back 0
+# and 2 times in one run (46 and 192 CNPs handled).
 FIRST_CNP=0
-[ "${RXECC_RATE_SCALE:-1}" -le 1 ] || FIRST_CNP=$(($(scaled_rate 50) > 1 ? $(scaled_rate 50) / 2 : 1))
+[ "${RXECC_RATE_SCALE:-1}" -le 1 ] || FIRST_CNP=$((RATE_MBIT > 1 ? RATE_MBIT / 2 : 1))
 use_dcqcn() {	# on|off; also (re)installs the marking bottleneck towards h1
 	fabric_mark 1 "$RATE" 20000 60000 "$QLIMIT" || return 1
 	local en=none
