@@ -10,11 +10,17 @@
  *
  * The 802.3x PAUSE (opcode 0x0001, one time for the whole link) is parsed
  * as a frame that pauses every priority.
+ *
+ * A MAC honours MAC control frames only from its link partner: the
+ * destination is the reserved group address, which no bridge forwards, and
+ * the frame is never VLAN-tagged. Anything else is not a pause for this port,
+ * whatever its opcode says.
  */
 #ifndef _NET_RXECC_PFC_H
 #define _NET_RXECC_PFC_H
 
 #include <linux/etherdevice.h>
+#include <linux/if_arp.h>
 #include <linux/if_ether.h>
 #include <linux/math64.h>
 #include <linux/netdevice.h>
@@ -28,6 +34,10 @@
 #define PFC_QUANTA_MAX		0xffff
 /* opcode, class-enable vector, eight times */
 #define PFC_BODY_LEN		(2 + 2 + 2 * PFC_NUM_PRIO)
+
+static const u8 pfc_group_addr[ETH_ALEN] __aligned(2) = {
+	0x01, 0x80, 0xc2, 0x00, 0x00, 0x01
+};
 
 struct pfc_frame {
 	u8 enable;			/* bit p: time[p] is valid */
@@ -43,7 +53,9 @@ static inline u64 pfc_quanta_ns(u32 quanta, u32 mbps)
 /*
  * Parse the MAC control frame in @skb (data at the opcode, as a packet_type
  * handler sees it). Returns 0, -EOPNOTSUPP for another MAC control opcode,
- * or -EINVAL for a malformed PFC frame (short, or upper vector bits set).
+ * -EPERM for a frame not from the link partner (another destination, a
+ * frame for another host, a VLAN tag), or -EINVAL for a malformed PFC frame
+ * (short, or upper vector bits set).
  */
 static inline int pfc_frame_parse(const struct sk_buff *skb, struct pfc_frame *f)
 {
@@ -51,6 +63,10 @@ static inline int pfc_frame_parse(const struct sk_buff *skb, struct pfc_frame *f
 	u16 op, cev;
 	int p;
 
+	if (!skb_mac_header_was_set(skb) || skb_mac_header_len(skb) < ETH_HLEN ||
+	    !ether_addr_equal_unaligned(eth_hdr(skb)->h_dest, pfc_group_addr) ||
+	    skb->pkt_type == PACKET_OTHERHOST || skb_vlan_tag_present(skb))
+		return -EPERM;
 	if (skb_copy_bits(skb, 0, body, sizeof(u16)))
 		return -EINVAL;
 	op = be16_to_cpu(body[0]);
@@ -82,7 +98,6 @@ static inline int pfc_frame_parse(const struct sk_buff *skb, struct pfc_frame *f
 static inline struct sk_buff *pfc_frame_build(struct net_device *dev, u8 enable,
 					      u8 xoff, u16 quanta)
 {
-	static const u8 pfc_da[ETH_ALEN] = { 0x01, 0x80, 0xc2, 0x00, 0x00, 0x01 };
 	struct sk_buff *skb;
 	struct ethhdr *eth;
 	__be16 *body;
@@ -93,7 +108,7 @@ static inline struct sk_buff *pfc_frame_build(struct net_device *dev, u8 enable,
 		return NULL;
 	skb_reserve(skb, LL_RESERVED_SPACE(dev));
 	eth = skb_put_zero(skb, ETH_ZLEN);
-	ether_addr_copy(eth->h_dest, pfc_da);
+	ether_addr_copy(eth->h_dest, pfc_group_addr);
 	ether_addr_copy(eth->h_source, dev->dev_addr);
 	eth->h_proto = htons(ETH_P_PAUSE);
 	body = (__be16 *)(eth + 1);
@@ -107,6 +122,26 @@ static inline struct sk_buff *pfc_frame_build(struct net_device *dev, u8 enable,
 	skb->protocol = htons(ETH_P_PAUSE);
 	skb->priority = TC_PRIO_CONTROL;
 	return skb;
+}
+
+/* Add priority @p to the PFC frame @skb built by pfc_frame_build(). */
+static inline void pfc_frame_add(struct sk_buff *skb, int p, bool xoff, u16 quanta)
+{
+	__be16 *body = (__be16 *)(eth_hdr(skb) + 1);
+
+	body[1] |= htons(BIT(p));
+	body[2 + p] = xoff ? htons(quanta) : 0;
+}
+
+/*
+ * May a switch port send PFC frames out of @dev, the port traffic came in
+ * from? Only out of an Ethernet port: not a bridge (a PFC frame is link
+ * local; the bridge's ports are the links) and nothing without a MAC.
+ */
+static inline bool pfc_port_dev_ok(const struct net_device *dev)
+{
+	return dev->type == ARPHRD_ETHER && !(dev->flags & IFF_LOOPBACK) &&
+	       !netif_is_bridge_master(dev) && dev->addr_len == ETH_ALEN;
 }
 
 #endif /* _NET_RXECC_PFC_H */

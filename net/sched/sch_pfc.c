@@ -131,8 +131,26 @@ static u8 pfc_classify(const struct pfc_sched *s, struct sk_buff *skb)
 	}
 }
 
+/*
+ * The port PFC frames for traffic from @ifindex go out of: @ifindex if it is
+ * an Ethernet port in the qdisc's namespace, else 0 (accounted, never paused).
+ */
+static int pfc_port_ifindex(const struct pfc_sched *s, int ifindex)
+{
+	struct net_device *dev;
+	bool ok;
+
+	if (!ifindex)
+		return 0;
+	rcu_read_lock();
+	dev = dev_get_by_index_rcu(dev_net(qdisc_dev(s->sch)), ifindex);
+	ok = dev && pfc_port_dev_ok(dev);
+	rcu_read_unlock();
+	return ok ? ifindex : 0;
+}
+
 /* The slot of ingress port @ifindex in @b, taken if new. */
-static u8 pfc_port_slot(struct pfc_prio *b, int ifindex)
+static u8 pfc_port_slot(const struct pfc_sched *s, struct pfc_prio *b, int ifindex)
 {
 	int i, free = -1;
 
@@ -142,6 +160,8 @@ static u8 pfc_port_slot(struct pfc_prio *b, int ifindex)
 		if (!b->port[i].used && free < 0)
 			free = i;
 	}
+	if (ifindex && !pfc_port_ifindex(s, ifindex))
+		return pfc_port_slot(s, b, 0);
 	if (free < 0)
 		return PFC_NO_PORT;
 	b->port[free].used = true;
@@ -190,7 +210,7 @@ static int pfc_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 
 	p = pfc_classify(s, skb);
 	b = &s->prio[p];
-	slot = pfc_port_slot(b, skb->skb_iif);
+	slot = pfc_port_slot(s, b, skb->skb_iif);
 	if (slot != PFC_NO_PORT)
 		pt = &b->port[slot];
 	/* A port past its XOFF sends into its headroom, apart from the limit. */
@@ -324,42 +344,41 @@ static struct sk_buff *pfc_dequeue(struct Qdisc *sch)
 	return NULL;
 }
 
-/* A PFC frame to send: priorities of @enable, XOFF for those in @xoff. */
-struct pfc_out {
-	int ifindex;
-	u8 enable;
-	u8 xoff;
-};
-
-static int pfc_out_add(struct pfc_out *out, int n, int ifindex, int p, bool xoff)
+/*
+ * Add priority @p of ingress port @ifindex to the PFC frames in @frames: one
+ * frame per port, built when the port first needs one. RCU held: the frame's
+ * skb->dev is used until pfc_send() returns, without a reference.
+ */
+static void pfc_frames_add(struct pfc_sched *s, struct sk_buff_head *frames,
+			   int ifindex, int p, bool xoff)
 {
-	int i;
+	struct net_device *dev;
+	struct sk_buff *skb;
 
-	for (i = 0; i < n; i++)
-		if (out[i].ifindex == ifindex)
-			break;
-	if (i == n) {
-		out[i].ifindex = ifindex;
-		out[i].enable = 0;
-		out[i].xoff = 0;
-		n++;
+	skb_queue_walk(frames, skb)
+		if (skb->dev->ifindex == ifindex)
+			goto add;
+	dev = dev_get_by_index_rcu(dev_net(qdisc_dev(s->sch)), ifindex);
+	skb = dev && pfc_port_dev_ok(dev) ? pfc_frame_build(dev, 0, 0, 0) : NULL;
+	if (!skb) {
+		atomic64_inc(&s->tx_errors);
+		return;
 	}
-	out[i].enable |= BIT(p);
-	if (xoff)
-		out[i].xoff |= BIT(p);
-	return n;
+	__skb_queue_tail(frames, skb);
+add:
+	pfc_frame_add(skb, p, xoff, s->quanta);
 }
 
-/* Under the queue lock: decide the PFC frames due at @now into @out (one per
- * ingress port, at most PFC_PORTS + 1) and return how many; *@next is the
- * next refresh time (U64_MAX if none). With @drain every port in XOFF gets
- * XON (the qdisc goes away).
+/*
+ * Under the queue lock and RCU: build the PFC frames due at @now into
+ * @frames (one per ingress port); *@next is the next refresh time (U64_MAX
+ * if none). With @drain every port in XOFF gets XON (the qdisc goes away).
  */
-static int pfc_collect(struct pfc_sched *s, u64 now, bool drain,
-		       struct pfc_out *out, u64 *next)
+static void pfc_collect(struct pfc_sched *s, u64 now, bool drain,
+			struct sk_buff_head *frames, u64 *next)
 {
 	u64 refresh = pfc_quanta_ns(s->quanta, s->link_mbps) / 2;
-	int n = 0, p, i;
+	int p, i;
 
 	*next = U64_MAX;
 	for (p = 0; p < TC_PFC_NUM_PRIO; p++) {
@@ -376,7 +395,7 @@ static int pfc_collect(struct pfc_sched *s, u64 now, bool drain,
 				b->st.xon_tx++;
 				b->st.xoff_ports--;
 				b->st.pause_tx_duration += now - pt->xoff_since;
-				n = pfc_out_add(out, n, pt->ifindex, p, false);
+				pfc_frames_add(s, frames, pt->ifindex, p, false);
 				pfc_port_release(b, pt);
 				continue;
 			}
@@ -394,49 +413,40 @@ static int pfc_collect(struct pfc_sched *s, u64 now, bool drain,
 			b->st.pause_tx++;
 			pt->refresh_at = now + refresh;
 			*next = min(*next, pt->refresh_at);
-			n = pfc_out_add(out, n, pt->ifindex, p, true);
+			pfc_frames_add(s, frames, pt->ifindex, p, true);
 		}
 	}
-	return n;
 }
 
-static void pfc_send(struct pfc_sched *s, const struct pfc_out *out, int n)
+/* Send the frames pfc_collect() built (RCU held, BHs off, no lock). */
+static void pfc_send(struct pfc_sched *s, struct sk_buff_head *frames)
 {
-	struct net *net = dev_net(qdisc_dev(s->sch));
-	struct net_device *dev;
 	struct sk_buff *skb;
-	int i;
 
-	rcu_read_lock();
-	for (i = 0; i < n; i++) {
-		dev = dev_get_by_index_rcu(net, out[i].ifindex);
-		skb = dev ? pfc_frame_build(dev, out[i].enable, out[i].xoff,
-					    s->quanta) : NULL;
-		if (!skb || __dev_direct_xmit(skb, 0) != NET_XMIT_SUCCESS)
+	while ((skb = __skb_dequeue(frames)))
+		if (__dev_direct_xmit(skb, 0) != NET_XMIT_SUCCESS)
 			atomic64_inc(&s->tx_errors);
-	}
-	rcu_read_unlock();
 }
 
 static enum hrtimer_restart pfc_timer_fn(struct hrtimer *t)
 {
 	struct pfc_sched *s = container_of(t, struct pfc_sched, timer);
-	struct pfc_out out[PFC_PORTS + 1];
 	u64 now = ktime_get_ns(), next;
+	struct sk_buff_head frames;
 	spinlock_t *lock;	/* the root qdisc's */
-	int n;
 
+	__skb_queue_head_init(&frames);
 	/* The root qdisc is RCU-protected (qdisc_root_sleeping()). */
 	rcu_read_lock();
 	lock = qdisc_lock(qdisc_root_sleeping(s->sch));
 	spin_lock(lock);
 	s->kicked = false;
-	n = pfc_collect(s, now, false, out, &next);
+	pfc_collect(s, now, false, &frames, &next);
 	if (next != U64_MAX)
 		hrtimer_start(&s->timer, ns_to_ktime(next), HRTIMER_MODE_ABS_SOFT);
 	spin_unlock(lock);
+	pfc_send(s, &frames);
 	rcu_read_unlock();
-	pfc_send(s, out, n);
 	return HRTIMER_NORESTART;
 }
 
@@ -792,19 +802,21 @@ static void pfc_reset(struct Qdisc *sch)
 static void pfc_destroy(struct Qdisc *sch)
 {
 	struct pfc_sched *s = qdisc_priv(sch);
-	struct pfc_out out[PFC_PORTS + 1];
+	struct sk_buff_head frames;
 	u64 next;
-	int n;
 
 	qdisc_watchdog_cancel(&s->wd);
 	hrtimer_cancel(&s->timer);
 	/* Nothing can arm the timer now: release every port still in XOFF. */
+	__skb_queue_head_init(&frames);
+	rcu_read_lock();
 	spin_lock_bh(qdisc_lock(qdisc_root_sleeping(sch)));
-	n = pfc_collect(s, ktime_get_ns(), true, out, &next);
+	pfc_collect(s, ktime_get_ns(), true, &frames, &next);
 	spin_unlock_bh(qdisc_lock(qdisc_root_sleeping(sch)));
 	local_bh_disable();
-	pfc_send(s, out, n);
+	pfc_send(s, &frames);
 	local_bh_enable();
+	rcu_read_unlock();
 }
 
 static int pfc_dump(struct Qdisc *sch, struct sk_buff *skb)
