@@ -13,8 +13,10 @@
  *
  * A MAC honours MAC control frames only from its link partner: the
  * destination is the reserved group address, which no bridge forwards, and
- * the frame is never VLAN-tagged. Anything else is not a pause for this port,
- * whatever its opcode says.
+ * the frame is never VLAN-tagged (the stack delivers a frame with a VLAN ID
+ * to a VLAN device, or as one for another host if there is none; a
+ * priority tag, VID 0, it strips as from any frame). Anything else is not a
+ * pause for this port, whatever its opcode says.
  */
 #ifndef _NET_RXECC_PFC_H
 #define _NET_RXECC_PFC_H
@@ -22,6 +24,7 @@
 #include <linux/etherdevice.h>
 #include <linux/if_arp.h>
 #include <linux/if_ether.h>
+#include <linux/if_vlan.h>
 #include <linux/math64.h>
 #include <linux/netdevice.h>
 #include <linux/pkt_sched.h>
@@ -54,7 +57,7 @@ static inline u64 pfc_quanta_ns(u32 quanta, u32 mbps)
  * Parse the MAC control frame in @skb (data at the opcode, as a packet_type
  * handler sees it). Returns 0, -EOPNOTSUPP for another MAC control opcode,
  * -EPERM for a frame not from the link partner (another destination, a
- * frame for another host, a VLAN tag), or -EINVAL for a malformed PFC frame
+ * frame for another host, one that came in on a VLAN device), or -EINVAL for a malformed PFC frame
  * (short, or upper vector bits set).
  */
 static inline int pfc_frame_parse(const struct sk_buff *skb, struct pfc_frame *f)
@@ -65,7 +68,7 @@ static inline int pfc_frame_parse(const struct sk_buff *skb, struct pfc_frame *f
 
 	if (!skb_mac_header_was_set(skb) || skb_mac_header_len(skb) < ETH_HLEN ||
 	    !ether_addr_equal_unaligned(eth_hdr(skb)->h_dest, pfc_group_addr) ||
-	    skb->pkt_type == PACKET_OTHERHOST || skb_vlan_tag_present(skb))
+	    skb->pkt_type == PACKET_OTHERHOST || is_vlan_dev(skb->dev))
 		return -EPERM;
 	if (skb_copy_bits(skb, 0, body, sizeof(u16)))
 		return -EINVAL;

@@ -91,7 +91,7 @@ struct pfc_sched {
 	struct qdisc_watchdog wd;
 	struct hrtimer timer;	/* sends PFC frames */
 	atomic64_t tx_errors;
-	u64 rx_ignored, rx_malformed;
+	u64 rx_ignored, rx_malformed, rx_rejected;
 	struct pfc_prio prio[TC_PFC_NUM_PRIO];
 };
 
@@ -468,6 +468,10 @@ static int pfc_rcv(struct sk_buff *skb, struct net_device *dev,
 	spin_lock(qdisc_lock(q));
 	if (test_bit(__QDISC_STATE_DEACTIVATED, &q->state) || err == -EOPNOTSUPP)
 		goto unlock;
+	if (err == -EPERM) {
+		s->rx_rejected++;
+		goto unlock;
+	}
 	if (err) {
 		s->rx_malformed++;
 		goto unlock;
@@ -891,6 +895,7 @@ static int pfc_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 		pfc_prio_stats(&s->prio[p], now, &x->prio[p]);
 	x->pfc_rx_ignored = s->rx_ignored;
 	x->pfc_rx_malformed = s->rx_malformed;
+	x->pfc_rx_rejected = s->rx_rejected;
 	sch_tree_unlock(sch);
 	x->pfc_tx_errors = atomic64_read(&s->tx_errors);
 	err = gnet_stats_copy_app(d, x, sizeof(*x));

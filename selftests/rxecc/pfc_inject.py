@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Send IEEE 802.1Qbb PFC frames out of an interface (AF_PACKET): XOFF for
 one priority every PERIOD seconds for DURATION seconds, then one XON.
+--dst and --vlan make frames a MAC must not take from its link partner
+(another destination address, a VLAN tag).
 With --go FILE it starts once FILE exists (a caller can start it early, as
 a Python start takes seconds on a slow emulated CPU, and say when).
 Prints JSON: frames sent, the wall-clock times (as pcap timestamps) of the
@@ -18,11 +20,12 @@ import time
 PFC_DA = bytes.fromhex("0180c2000001")
 
 
-def frame(src: bytes, prio: int, quanta: int) -> bytes:
+def frame(src: bytes, prio: int, quanta: int, dst: bytes = PFC_DA, vlan: int = -1) -> bytes:
     times = [0] * 8
     times[prio] = quanta
+    tag = b"" if vlan < 0 else struct.pack("!HH", 0x8100, vlan)
     body = struct.pack("!HHH8H", 0x8808, 0x0101, 1 << prio, *times)
-    return (PFC_DA + src + body).ljust(60, b"\0")
+    return (dst + src + tag + body).ljust(60, b"\0")
 
 
 def main() -> None:
@@ -32,13 +35,17 @@ def main() -> None:
     ap.add_argument("--quanta", type=int, default=0xFFFF)
     ap.add_argument("--period", type=float, default=0.005)
     ap.add_argument("--duration", type=float, default=1.0)
+    ap.add_argument("--dst", default=PFC_DA.hex(":"), help="destination MAC")
+    ap.add_argument("--vlan", type=int, default=-1, help="802.1Q tag with this VID")
+    ap.add_argument("--no-xon", action="store_true", help="end without the XON")
     ap.add_argument("--go", help="start once this file exists")
     ap.add_argument("--go-timeout", type=float, default=300.0)
     a = ap.parse_args()
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((a.iface, 0))
     src = s.getsockname()[4][:6]
-    xoff = frame(src, a.prio, a.quanta)
+    dst = bytes.fromhex(a.dst.replace(":", ""))
+    xoff = frame(src, a.prio, a.quanta, dst, a.vlan)
     if a.go:
         deadline = time.time() + a.go_timeout
         while not os.path.exists(a.go):
@@ -57,8 +64,10 @@ def main() -> None:
         n += 1
         time.sleep(a.period)
     xon_at = time.time()
-    s.send(frame(src, a.prio, 0))
-    print(json.dumps({"frames": n + 1, "xoff": n, "first_at": first, "last_at": last,
+    if not a.no_xon:
+        s.send(frame(src, a.prio, 0, dst, a.vlan))
+        n += 1
+    print(json.dumps({"frames": n, "xoff": n, "first_at": first, "last_at": last,
                       "xon_at": xon_at, "max_gap": max_gap}))
 
 

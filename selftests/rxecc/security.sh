@@ -9,7 +9,7 @@
 #     VLAN tag) pause nothing, at the endpoint and at the switch port, and
 #     are counted; a frame to the reserved address still pauses;
 #   - PFC frames are sent only out of Ethernet ports: traffic that reaches a
-#     pfc port through a bridge pauses nobody through the bridge device.
+#     pfc port through a bridge device pauses nobody through it.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fabric.sh"
 need_root
@@ -17,10 +17,10 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 T=$RXECC_TOOL
 
 ktap_header
-ktap_plan 1
+ktap_plan 3
 
 modules_unload >/dev/null 2>&1
-pfc_load || { ktap_fail "load sch_pfc"; ktap_finished; }
+rxecc_load && pfc_load || { ktap_fail "load rdma_rxecc and sch_pfc"; ktap_finished; }
 
 # ---- sch_pfc: more ports in XOFF than one priority has slots -----------------
 pfc_many_ports() {
@@ -29,5 +29,101 @@ pfc_many_ports() {
 		unshare -Urn python3 "$HERE/pfc_ports.py" --ports 64 --tool "$T"
 }
 ktap_result "sch_pfc: 64 ingress ports in XOFF on two priorities (an unprivileged user's namespace): change and del send every port its XON" pfc_many_ports
+
+# ---- PFC frames not from the link partner ----------------------------------
+# inject DEV ARGS...: pfc_inject.py out of DEV (XOFF for priority 3 every
+# 10 ms for 30 ms, then XON); prints how many frames it sent.
+inject() {
+	local dev=$1
+	shift
+	python3 "$HERE/pfc_inject.py" "$dev" --prio 3 --period 0.01 --duration 0.03 "$@" |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["frames"])'
+}
+# qd KEY [PRIO]: a value of `rxecc -j qdisc show dev s0`.
+qd() {
+	"$T" -j qdisc show dev s0 | python3 -c '
+import json, sys
+q = json.load(sys.stdin)[0]
+print(q["prio"][int(sys.argv[2])][sys.argv[1]] if len(sys.argv) > 2 else q[sys.argv[1]])' "$@"
+}
+foreign_frames() {
+	local mac kind n sent=0 rc=0 d0 p0 q0 r0
+	veth_up e0 10.30.0.1/24 && rdma_link_add x0 rxecc e0 || return 1
+	"$T" dcqcn set dev x0 pfc_enable 0x08 || return 1
+	ip link add s0 type veth peer name s0-p && ip link set s0 up && ip link set s0-p up || return 1
+	"$T" qdisc add dev s0 pfc 0x08 || return 1
+	d0=$(port_counter x0 rx_pfc_rejected) p0=$(port_counter x0 rx_prio3_pause)
+	q0=$(qd pfc_rx_rejected) r0=$(qd pause_rx 3)
+	mac=$(cat /sys/class/net/e0/address)
+	for kind in "--dst $mac" "--dst ff:ff:ff:ff:ff:ff" "--dst 01:80:c2:00:00:02" "--vlan 5"; do
+		n=$(inject e0-p $kind) && [ "$(inject s0-p $kind)" = "$n" ] || return 1
+		echo "$kind: $n frames to each"
+		sent=$((sent + n))
+	done
+	echo "endpoint: rx_pfc_rejected +$(($(port_counter x0 rx_pfc_rejected) - d0)), rx_prio3_pause +$(($(port_counter x0 rx_prio3_pause) - p0)) (want +$sent, +0)"
+	echo "switch port: pfc_rx_rejected +$(($(qd pfc_rx_rejected) - q0)), pause_rx +$(($(qd pause_rx 3) - r0)) (want +$sent, +0)"
+	[ $(($(port_counter x0 rx_pfc_rejected) - d0)) -eq $sent ] || rc=1
+	[ $(($(port_counter x0 rx_prio3_pause) - p0)) -eq 0 ] || rc=1
+	[ $(($(qd pfc_rx_rejected) - q0)) -eq $sent ] || rc=1
+	[ $(($(qd pause_rx 3) - r0)) -eq 0 ] || rc=1
+	# The same frames to the reserved address pause both.
+	n=$(inject e0-p) && [ "$(inject s0-p)" = "$n" ] || return 1
+	echo "to 01:80:c2:00:00:01: rx_prio3_pause +$(($(port_counter x0 rx_prio3_pause) - p0)), pause_rx +$(($(qd pause_rx 3) - r0)) (want +$n each)"
+	[ $(($(port_counter x0 rx_prio3_pause) - p0)) -eq "$n" ] || rc=1
+	[ $(($(qd pause_rx 3) - r0)) -eq "$n" ] || rc=1
+	[ $(($(port_counter x0 rx_pfc_rejected) - d0)) -eq $sent ] || rc=1
+	rdma link delete x0
+	ip link del e0
+	ip link del s0
+	return $rc
+}
+ktap_result "PFC frames to another address, broadcast, another group or with a VLAN ID pause nothing and are counted (endpoint and switch port); to 01:80:C2:00:00:01 they pause" foreign_frames
+
+# ---- PFC frames only out of Ethernet ports -----------------------------------
+# A switch namespace routes what a host sends to its bridge br0 out of out0
+# (pfc, paused by its link partner so that it fills). The ingress device is
+# br0: it is no port PFC frames go out of (a link-local frame sent through a
+# bridge reaches every host on it), so the queue fills with no port in XOFF
+# and no XOFF sent.
+bridge_port() {
+	local ns=secbr hn=sechost rc=0
+	ip netns add $ns && ip netns add $hn || return 1
+	ip -n $ns link set lo up
+	ip -n $ns link add br0 type bridge
+	ip -n $ns link add b1 type veth peer name b1-h netns $hn
+	ip -n $ns link set b1 master br0
+	ip -n $ns addr add 10.40.0.1/24 dev br0
+	ip -n $ns link add out0 type veth peer name sink0
+	ip -n $ns addr add 10.9.0.1/24 dev out0
+	ip -n $ns neigh add 10.9.0.2 lladdr 02:00:00:00:00:02 dev out0 nud permanent
+	for d in br0 b1 out0 sink0; do ip -n $ns link set $d up; done
+	ip netns exec $ns sysctl -qw net.ipv4.ip_forward=1
+	ip -n $hn addr add 10.40.0.2/24 dev b1-h
+	ip -n $hn link set b1-h up
+	ip -n $hn route add default via 10.40.0.1
+	ip netns exec $ns "$T" qdisc add dev out0 pfc 0x02 link 1mbit delay 0us xoff 2000 xon 1000 \
+		headroom 64KiB limit 4MiB || return 1
+	# one XOFF at 1 Mbit/s: out0 sends nothing of priority 1 for 33.5 s
+	ip netns exec $ns python3 "$HERE/pfc_inject.py" sink0 --prio 1 --period 1 --duration 0.5 \
+		--no-xon >/dev/null || return 1
+	# 20 packets of priority 1 (DSCP 8) from b1-h, through br0, to out0.
+	ip netns exec $hn python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 8 << 2)
+for _ in range(20):
+    s.sendto(bytes(1000), ("10.9.0.2", 9))' || rc=1
+	sleep 1
+	ip netns exec $ns "$T" -j qdisc show dev out0 | python3 -c '
+import json, sys
+p = json.load(sys.stdin)[0]["prio"][1]
+print("prio 1: backlog %d B, xoff_ports %d, pause_tx %d, pause_rx %d, tx_packets %d" %
+      (p["backlog"], p["xoff_ports"], p["pause_tx"], p["pause_rx"], p["tx_packets"]))
+sys.exit(0 if p["backlog"] >= 10000 and p["xoff_ports"] == 0 and p["pause_tx"] == 0 else 1)' || rc=1
+	ip netns del $ns
+	ip netns del $hn
+	return $rc
+}
+ktap_result "sch_pfc: traffic that came in on a bridge device is queued without PFC: no port in XOFF, no XOFF sent" bridge_port
 
 ktap_finished

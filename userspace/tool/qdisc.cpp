@@ -158,15 +158,19 @@ void decode_stats(const nlattr* stats, QdiscInfo& q) {
         std::memcpy(&qs, mnl_attr_get_payload(a), sizeof(qs));
         q.drops = qs.drops;
     }
+    // The struct only grows at its end: a module older than the tool sends a
+    // shorter one, whose missing counters read 0.
     if (const nlattr* a = s[TCA_STATS_APP];
-        a != nullptr && mnl_attr_get_payload_len(a) >= sizeof(tc_pfc_xstats)) {
+        a != nullptr && mnl_attr_get_payload_len(a) >= offsetof(tc_pfc_xstats, pfc_tx_errors)) {
         tc_pfc_xstats x{};
-        std::memcpy(&x, mnl_attr_get_payload(a), sizeof(x));
+        std::memcpy(&x, mnl_attr_get_payload(a),
+                    std::min<size_t>(mnl_attr_get_payload_len(a), sizeof(x)));
         for (size_t p = 0; p < TC_PFC_NUM_PRIO; ++p)
             q.prio.at(p).stats = x.prio[p];  // NOLINT(*-constant-array-index)
         q.pfc_tx_errors = x.pfc_tx_errors;
         q.pfc_rx_ignored = x.pfc_rx_ignored;
         q.pfc_rx_malformed = x.pfc_rx_malformed;
+        q.pfc_rx_rejected = x.pfc_rx_rejected;
     }
 }
 
@@ -236,6 +240,7 @@ nlohmann::json to_json(const QdiscInfo& q) {
     j["pfc_tx_errors"] = q.pfc_tx_errors;
     j["pfc_rx_ignored"] = q.pfc_rx_ignored;
     j["pfc_rx_malformed"] = q.pfc_rx_malformed;
+    j["pfc_rx_rejected"] = q.pfc_rx_rejected;
     auto& prios = j["prio"];
     prios = nlohmann::json::array();
     for (size_t p = 0; p < q.prio.size(); ++p) {
@@ -280,7 +285,8 @@ std::string to_text(const std::vector<QdiscInfo>& qdiscs) {
         out += "  drops " + std::to_string(q.drops) + " pfc_tx_errors " +
                std::to_string(q.pfc_tx_errors) + " pfc_rx_ignored " +
                std::to_string(q.pfc_rx_ignored) + " pfc_rx_malformed " +
-               std::to_string(q.pfc_rx_malformed) + "\n";
+               std::to_string(q.pfc_rx_malformed) + " pfc_rx_rejected " +
+               std::to_string(q.pfc_rx_rejected) + "\n";
         std::vector<std::vector<std::string>> rows;
         for (size_t p = 0; p < q.prio.size(); ++p) {
             const auto& d = q.prio.at(p);

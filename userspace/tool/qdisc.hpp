@@ -36,6 +36,7 @@ struct QdiscInfo {
     uint64_t pfc_tx_errors = 0;
     uint64_t pfc_rx_ignored = 0;
     uint64_t pfc_rx_malformed = 0;
+    uint64_t pfc_rx_rejected = 0;
     uint64_t drops = 0;  // the qdisc's own count (TCA_STATS_QUEUE)
 };
 

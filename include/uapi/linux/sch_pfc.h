@@ -75,6 +75,9 @@ struct tc_pfc_xstats {
 	__u64 pfc_tx_errors;	/* PFC frames that could not be sent */
 	__u64 pfc_rx_ignored;	/* received for priorities without PFC */
 	__u64 pfc_rx_malformed;	/* too short or upper class-enable bits set */
+	__u64 pfc_rx_rejected;	/* not from the link partner: destination not
+				 * 01:80:C2:00:00:01, or VLAN-tagged
+				 */
 };
 
 #endif /* _UAPI_LINUX_SCH_PFC_H */

@@ -332,6 +332,8 @@ static int rxecc_pfc_rcv(struct sk_buff *skb, struct net_device *dev,
 			rxecc_pfc_apply(rxe, &f);
 		else if (err == -EINVAL)
 			rxe_counter_inc(rxe, RXECC_CNT_PFC_RX_MALFORMED);
+		else if (err == -EPERM)
+			rxe_counter_inc(rxe, RXECC_CNT_PFC_RX_REJECTED);
 	}
 	ib_device_put(ibdev);
 out:
