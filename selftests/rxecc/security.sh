@@ -8,6 +8,9 @@
 #   - PFC frames not from the link partner (another destination address, a
 #     VLAN tag) pause nothing, at the endpoint and at the switch port, and
 #     are counted; a frame to the reserved address still pauses;
+#   - an unprivileged user reading the netlink family in a loop while
+#     devices are added and deleted gets well-formed answers: a device is
+#     visible only once registered (genl_race.py);
 #   - PFC frames are sent only out of Ethernet ports: traffic that reaches a
 #     pfc port through a bridge device pauses nobody through it.
 source "$(dirname "$0")/lib.sh"
@@ -17,7 +20,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 T=$RXECC_TOOL
 
 ktap_header
-ktap_plan 3
+ktap_plan 4
 
 modules_unload >/dev/null 2>&1
 rxecc_load && pfc_load || { ktap_fail "load rdma_rxecc and sch_pfc"; ktap_finished; }
@@ -125,5 +128,31 @@ sys.exit(0 if p["backlog"] >= 10000 and p["xoff_ports"] == 0 and p["pause_tx"] =
 	return $rc
 }
 ktap_result "sch_pfc: traffic that came in on a bridge device is queued without PFC: no port in XOFF, no XOFF sent" bridge_port
+
+# ---- netlink reads during rdma link add/delete --------------------------------
+# Link churn: N rounds of add and delete of r0 on e1 (veth).
+link_churn() {
+	local i
+	for i in $(seq "$1"); do
+		rdma link add r0 type rxecc netdev e1 2>/dev/null
+		rdma link delete r0 2>/dev/null
+	done
+}
+nl_race() {
+	local pid rc=0 rounds
+	veth_up e1 10.31.0.1/24 || return 1
+	rdma_link_add keep0 rxecc e1-p || return 1	# one device always there
+	rounds=$(scaled_count 300 30)
+	link_churn "$rounds" &
+	pid=$!
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		python3 "$HERE/genl_race.py" "$(scaled_time 15)" r0 || rc=1
+	wait $pid
+	echo "$rounds add/delete rounds"
+	rdma link delete keep0
+	ip link del e1
+	return $rc
+}
+ktap_result "netlink: an unprivileged user's dumps and gets during rdma link add/delete get well-formed answers" nl_race
 
 ktap_finished

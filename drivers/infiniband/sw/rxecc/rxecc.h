@@ -93,6 +93,7 @@ struct rxecc_dev {
 	struct list_head node;	/* on the module's own device list */
 	struct net *net;	/* namespace of the netdev (no reference) */
 	bool net_held;		/* counted as a user of the namespace's sockets */
+	bool visible;		/* registered: named, found by netlink lookups */
 	u64 line_kbps;		/* port speed (ethtool), 10 Gbit/s if unknown */
 	struct rxecc_cc_config __rcu *cfg; /* from registration to deallocation */
 	struct rxecc_pfc pfc;
@@ -143,6 +144,7 @@ struct rxecc_qp {
 /* Device lifetime hooks (rxe.c, rxe_verbs.c). */
 void rxecc_dev_init(struct rxe_dev *rxe);
 int rxecc_dev_registering(struct rxe_dev *rxe);
+void rxecc_dev_registered(struct rxe_dev *rxe);
 void rxecc_dev_cleanup(struct rxe_dev *rxe);
 
 /*
@@ -161,8 +163,8 @@ void rxecc_unregister_devices(struct net *net);
 /*
  * Under the lock, the devices of this module stay allocated: lookups for
  * netlink requests. rxecc_dev_find() matches @name, or @index if @name is
- * NULL, among the devices whose netdev is in @net; rxecc_dev_next() returns
- * the one with the smallest index >= @index (dumps).
+ * NULL, among the registered devices whose netdev is in @net;
+ * rxecc_dev_next() returns the one with the smallest index >= @index (dumps).
  */
 void rxecc_devices_lock(void);
 void rxecc_devices_unlock(void);

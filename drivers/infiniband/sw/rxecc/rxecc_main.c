@@ -57,6 +57,22 @@ int rxecc_dev_registering(struct rxe_dev *rxe)
 }
 
 /*
+ * ib_register_device() has named the device (rxe_enable_driver()): netlink
+ * lookups may find it from now on. Before, it is on the list without a
+ * name or an index.
+ */
+void rxecc_dev_registered(struct rxe_dev *rxe)
+{
+	smp_store_release(&rxe->cc.visible, true);
+}
+
+/* On the list and named: a device netlink may show (lock held). */
+static bool rxecc_dev_visible(struct rxe_dev *rxe, struct net *net)
+{
+	return net_eq(rxe->cc.net, net) && smp_load_acquire(&rxe->cc.visible);
+}
+
+/*
  * Called from rxe_dealloc() (also for a device whose registration failed)
  * and on a registration failure; safe to call twice. The sockets are let go
  * before the device leaves the list: a namespace's exit waits for its
@@ -91,7 +107,7 @@ struct rxe_dev *rxecc_dev_find(struct net *net, const char *name, u32 index)
 
 	lockdep_assert_held(&rxecc_devices_mutex);
 	list_for_each_entry(rxe, &rxecc_devices, cc.node) {
-		if (!net_eq(rxe->cc.net, net))
+		if (!rxecc_dev_visible(rxe, net))
 			continue;
 		if (name ? !strcmp(dev_name(&rxe->ib_dev.dev), name) :
 			   rxe->ib_dev.index == index)
@@ -106,7 +122,7 @@ struct rxe_dev *rxecc_dev_next(struct net *net, u32 index)
 
 	lockdep_assert_held(&rxecc_devices_mutex);
 	list_for_each_entry(rxe, &rxecc_devices, cc.node) {
-		if (!net_eq(rxe->cc.net, net) || rxe->ib_dev.index < index)
+		if (!rxecc_dev_visible(rxe, net) || rxe->ib_dev.index < index)
 			continue;
 		if (!best || rxe->ib_dev.index < best->ib_dev.index)
 			best = rxe;
