@@ -492,6 +492,80 @@ TEST(DcqcnRp, LongIdleGapIsBoundedWork) {
     EXPECT_GT(rp.t_next_inc, 3'600ULL * 1'000'000'000ULL);
 }
 
+// rxecc_dcqcn_rp_advance() runs under the QP's lock with interrupts off. Runs
+// of timer events that add the same to Rt and Rc are taken in one step, so
+// one call costs a few hundred steps whatever the time since the last one;
+// the rates and stages must be exactly what one call per event gives. Alpha
+// decays in fixed point, whose rounding depends on how time is split into
+// calls (as it does between any two callers), so it only has to be close.
+TEST(DcqcnRp, OneLongAdvanceEqualsOneCallPerEvent) {
+    std::mt19937_64 rng(4791);
+    std::uniform_int_distribution<std::uint32_t> rate(0, 20'000);
+    std::uniform_int_distribution<std::uint32_t> thr(0, 31);
+    std::uniform_int_distribution<std::uint32_t> reset(1, 400);
+    std::uniform_int_distribution<std::uint32_t> first(0, 39'000);
+    std::uniform_int_distribution<std::uint64_t> periods(1, 2'000);
+    for (int run = 0; run < 300 && !HasFailure(); run++) {
+        auto p = profile(run % 2 != 0 ? RXECC_PROFILE_MLX5 : RXECC_PROFILE_PAPER);
+        // Small steps: the limiter stays on for many events.
+        p.rp_ai_rate = run % 5 == 0 ? 0 : rate(rng) / 100;
+        p.rp_hai_rate = run % 7 == 0 ? 0 : rate(rng) / 10;
+        p.rp_threshold = thr(rng);
+        p.rp_time_reset = reset(rng);
+        p.rp_rate_to_set_on_first_cnp = run % 3 == 0 ? 0 : first(rng);
+        p.rp_byte_reset = run % 4 == 0 ? 64 : 0;
+        rxecc_dcqcn_rp one{};
+        rxecc_dcqcn_rp_cnp(&one, &p, kLine, 0);
+        if (run % 4 == 0) {
+            rxecc_dcqcn_rp_sent(&one, &p, kLine, 64ULL * 64 * thr(rng), 1);
+        }
+        // A second CNP inside the monitor period: a cut pending in the run;
+        // without it and with a first-CNP rate, Rc = Rt in fast recovery.
+        if (run % 6 != 1) {
+            rxecc_dcqcn_rp_cnp(&one, &p, kLine, 2);
+        }
+        rxecc_dcqcn_rp stepped = one;
+        const std::uint64_t end = periods(rng) * p.rp_time_reset * kUs + 17;
+        while (stepped.active != 0 && stepped.t_next_inc <= end) {
+            const std::uint64_t t_cut =
+                stepped.cut_pending != 0
+                    ? stepped.t_last_cut + p.rp_rate_reduce_monitor_period * kUs
+                    : UINT64_MAX;
+            rxecc_dcqcn_rp_advance(&stepped, &p, kLine, std::min(stepped.t_next_inc, t_cut));
+        }
+        rxecc_dcqcn_rp_advance(&stepped, &p, kLine, end);
+        rxecc_dcqcn_rp_advance(&one, &p, kLine, end);
+        const std::string where = "run " + std::to_string(run);
+        ASSERT_EQ(one.active, stepped.active) << where;
+        EXPECT_EQ(one.rc, stepped.rc) << where;
+        EXPECT_EQ(one.rt, stepped.rt) << where;
+        EXPECT_NEAR(one.alpha, stepped.alpha, RXECC_ALPHA_ONE / 1000 + stepped.alpha / 200) << where;
+        if (one.active != 0) {
+            EXPECT_EQ(one.t_stage, stepped.t_stage) << where;
+            EXPECT_EQ(one.t_next_inc, stepped.t_next_inc) << where;
+        }
+    }
+}
+
+// The worst case for an event loop: 1 us timer events with no increase, for
+// two hours (7.2e9 events), are all taken, none dropped.
+TEST(DcqcnRp, TwoHoursOfMicrosecondEventsAreTakenWhole) {
+    auto p = profile(RXECC_PROFILE_PAPER);
+    p.rp_time_reset = 1;
+    p.rp_ai_rate = 0;
+    p.rp_hai_rate = 0;
+    p.rp_rate_to_set_on_first_cnp = 1000;
+    rxecc_dcqcn_rp rp{};
+    rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 0);
+    const std::uint64_t first = rp.t_next_inc;
+    const std::uint64_t end = 7'200ULL * 1'000'000'000ULL;
+    rxecc_dcqcn_rp_advance(&rp, &p, kLine, end);
+    EXPECT_EQ(rp.active, 1);
+    EXPECT_EQ(rp.rc, 1'000'000U);
+    EXPECT_EQ(rp.t_stage, RXECC_STAGE_MAX);  // the counter stops at its top
+    EXPECT_EQ(rp.t_next_inc, first + ((end - first) / kUs + 1) * kUs);
+}
+
 TEST(DcqcnRp, TxTimeIsBytesOverRate) {
     EXPECT_EQ(rxecc_dcqcn_tx_ns(1000, 8'000'000), 1000U);  // 1000 B at 8 Gbit/s = 1 us
     EXPECT_EQ(rxecc_dcqcn_tx_ns(125, 1'000), 1'000'000U);  // 1000 bit at 1 Mbit/s

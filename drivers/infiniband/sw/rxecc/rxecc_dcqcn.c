@@ -333,10 +333,61 @@ static void rxecc_increase(struct rxecc_dcqcn_rp *rp,
 	if (rp->rc > rp->rt)
 		rp->rc = rp->rt;
 	if (src == RXECC_EV_TIMER)
-		rp->t_stage++;
+		rp->t_stage += rp->t_stage != RXECC_STAGE_MAX;
 	else
-		rp->bc_stage++;
+		rp->bc_stage += rp->bc_stage != RXECC_STAGE_MAX;
 	rp->last_event = (u8)src;
+}
+
+/*
+ * How many of the timer events due at t_next_inc, t_next_inc + @per, ...
+ * up to @until can be taken in one step: those for which rxecc_increase()
+ * adds the same amount to Rt and Rc. That holds while the stage rule stays
+ * the same (fast recovery below F, additive at F, one rule above F) and
+ * the distance Rt - Rc is at its fixed point for the rule's step, which it
+ * reaches within some 30 events (it halves towards the step each event),
+ * as long as Rt stays at or below the maximum. 0: take the next one alone.
+ */
+static u64 rxecc_timer_run(const struct rxecc_dcqcn_rp *rp,
+			   const struct rxecc_dcqcn_params *p, u64 max,
+			   u64 per, u64 until)
+{
+	u32 t = rp->t_stage, f = p->rp_threshold;
+	u32 bc = p->rp_byte_reset ? rp->bc_stage : t;
+	u32 hi = t > bc ? t : bc, lo = t > bc ? bc : t;
+	u64 inc = 0, gap = rp->rt - rp->rc, n;
+
+	if (hi >= f)
+		inc = rxecc_mbps(lo > f ? p->rp_hai_rate : p->rp_ai_rate);
+	if ((gap + inc) / 2 != gap || (!inc && rp->rt >= max))
+		return 0;
+	n = rxecc_div64(until - rp->t_next_inc, per) + 1;
+	if (t < f && n > f - t)
+		n = f - t;
+	else if (t == f)
+		n = 1;
+	if (inc && n > rxecc_div64(max - rp->rt, inc))
+		n = rxecc_div64(max - rp->rt, inc);
+	return n;
+}
+
+/* Take @n timer events found by rxecc_timer_run() at once. */
+static void rxecc_timer_run_take(struct rxecc_dcqcn_rp *rp,
+				 const struct rxecc_dcqcn_params *p, u64 n,
+				 u64 per)
+{
+	u64 inc = 0;
+	u32 t = rp->t_stage, f = p->rp_threshold;
+	u32 bc = p->rp_byte_reset ? rp->bc_stage : t;
+	u32 hi = t > bc ? t : bc, lo = t > bc ? bc : t;
+
+	if (hi >= f)
+		inc = rxecc_mbps(lo > f ? p->rp_hai_rate : p->rp_ai_rate);
+	rp->rt += n * inc;
+	rp->rc += n * inc;
+	rp->t_stage = n > RXECC_STAGE_MAX - t ? RXECC_STAGE_MAX : t + (u32)n;
+	rp->t_next_inc += n * per;
+	rp->last_event = RXECC_EV_TIMER;
 }
 
 static bool rxecc_release_if_done(struct rxecc_dcqcn_rp *rp, u64 max)
@@ -358,30 +409,37 @@ bool rxecc_dcqcn_rp_advance(struct rxecc_dcqcn_rp *rp,
 	u64 max = rxecc_dcqcn_max_kbps(p, line_kbps);
 	u64 per = rxecc_us(p->rp_time_reset ? p->rp_time_reset : 1);
 	u64 rc = rp->rc, rt = rp->rt;
-	u64 t_cut, t;
+	u64 t_cut, t, n;
 	unsigned int i;
 
 	if (!rp->active)
 		return false;
-	for (i = 0; i < RXECC_MAX_INC_EVENTS; i++) {
+	for (i = 0; i < RXECC_MAX_ADVANCE_STEPS; i++) {
 		t_cut = rp->cut_pending ?
 			rp->t_last_cut + rxecc_us(p->rp_rate_reduce_monitor_period) :
 			U64_MAX_;
 		t = t_cut <= rp->t_next_inc ? t_cut : rp->t_next_inc;
 		if (t > now)
 			break;
-		rxecc_alpha_to(rp, p, t);
 		if (t_cut <= rp->t_next_inc) {
+			rxecc_alpha_to(rp, p, t);
 			rxecc_cut(rp, p, t_cut);
 			continue;
 		}
-		rp->t_next_inc += per;
-		rxecc_increase(rp, p, max, RXECC_EV_TIMER);
+		/* timer events before the cut (if any) and up to now */
+		n = rxecc_timer_run(rp, p, max, per, t_cut <= now ? t_cut - 1 : now);
+		if (n > 1) {
+			rxecc_timer_run_take(rp, p, n, per);
+		} else {
+			rxecc_alpha_to(rp, p, t);
+			rp->t_next_inc += per;
+			rxecc_increase(rp, p, max, RXECC_EV_TIMER);
+		}
 		if (rxecc_release_if_done(rp, max))
 			return true;
 	}
-	if (i == RXECC_MAX_INC_EVENTS && rp->t_next_inc <= now)
-		/* Bounded work per call: events beyond the bound are dropped. */
+	if (i == RXECC_MAX_ADVANCE_STEPS && rp->t_next_inc <= now)
+		/* A safety bound (never reached: see rxecc_timer_run()). */
 		rp->t_next_inc = now + per;
 	rxecc_alpha_to(rp, p, now);
 	/* A lowered rp_max_rate applies at once. */

@@ -21,7 +21,13 @@
 #define RXECC_ALPHA_SHIFT 20
 #define RXECC_ALPHA_ONE 1048576U	/* alpha = 1.0, 1 << RXECC_ALPHA_SHIFT */
 #define RXECC_BYTE_RESET_UNIT 64	/* rp_byte_reset counts 64-byte units */
-#define RXECC_MAX_INC_EVENTS 65536	/* per rxecc_dcqcn_rp_advance() */
+/*
+ * Steps of rxecc_dcqcn_rp_advance() per call: single events and runs of
+ * events taken at once. A few hundred at most are ever needed, whatever the
+ * time since the last call.
+ */
+#define RXECC_MAX_ADVANCE_STEPS 1024
+#define RXECC_STAGE_MAX 0xffffffffU	/* stage counters stop there */
 
 /*
  * The DCQCN parameters: mlx5 names (debugfs cc_params), mlx5 units. The
