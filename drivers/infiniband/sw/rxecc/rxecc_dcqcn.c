@@ -311,9 +311,9 @@ static void rxecc_cut(struct rxecc_dcqcn_rp *rp,
 }
 
 /* One increase event; the stages are those before the event. */
-static void rxecc_increase(struct rxecc_dcqcn_rp *rp,
-			   const struct rxecc_dcqcn_params *p, u64 max,
-			   enum rxecc_dcqcn_event src)
+/* What the next increase event adds to Rt, by the stages it finds. */
+static u64 rxecc_stage_inc(const struct rxecc_dcqcn_rp *rp,
+			   const struct rxecc_dcqcn_params *p)
 {
 	u32 t = rp->t_stage;
 	u32 bc = p->rp_byte_reset ? rp->bc_stage : t;
@@ -321,14 +321,18 @@ static void rxecc_increase(struct rxecc_dcqcn_rp *rp,
 	u32 lo = t > bc ? bc : t;
 	u32 f = p->rp_threshold;
 
-	if (hi >= f) {
-		if (lo > f)
-			rp->rt += rxecc_mbps(p->rp_hai_rate);
-		else
-			rp->rt += rxecc_mbps(p->rp_ai_rate);
-		if (rp->rt > max)
-			rp->rt = max;
-	}
+	if (hi < f)
+		return 0;	/* fast recovery */
+	return rxecc_mbps(lo > f ? p->rp_hai_rate : p->rp_ai_rate);
+}
+
+static void rxecc_increase(struct rxecc_dcqcn_rp *rp,
+			   const struct rxecc_dcqcn_params *p, u64 max,
+			   enum rxecc_dcqcn_event src)
+{
+	rp->rt += rxecc_stage_inc(rp, p);
+	if (rp->rt > max)
+		rp->rt = max;
 	rp->rc = (rp->rt + rp->rc + 1) / 2;
 	if (rp->rc > rp->rt)
 		rp->rc = rp->rt;
@@ -353,12 +357,8 @@ static u64 rxecc_timer_run(const struct rxecc_dcqcn_rp *rp,
 			   u64 per, u64 until)
 {
 	u32 t = rp->t_stage, f = p->rp_threshold;
-	u32 bc = p->rp_byte_reset ? rp->bc_stage : t;
-	u32 hi = t > bc ? t : bc, lo = t > bc ? bc : t;
-	u64 inc = 0, gap = rp->rt - rp->rc, n;
+	u64 inc = rxecc_stage_inc(rp, p), gap = rp->rt - rp->rc, n;
 
-	if (hi >= f)
-		inc = rxecc_mbps(lo > f ? p->rp_hai_rate : p->rp_ai_rate);
 	if ((gap + inc) / 2 != gap || (!inc && rp->rt >= max))
 		return 0;
 	n = rxecc_div64(until - rp->t_next_inc, per) + 1;
@@ -376,13 +376,9 @@ static void rxecc_timer_run_take(struct rxecc_dcqcn_rp *rp,
 				 const struct rxecc_dcqcn_params *p, u64 n,
 				 u64 per)
 {
-	u64 inc = 0;
-	u32 t = rp->t_stage, f = p->rp_threshold;
-	u32 bc = p->rp_byte_reset ? rp->bc_stage : t;
-	u32 hi = t > bc ? t : bc, lo = t > bc ? bc : t;
+	u64 inc = rxecc_stage_inc(rp, p);
+	u32 t = rp->t_stage;
 
-	if (hi >= f)
-		inc = rxecc_mbps(lo > f ? p->rp_hai_rate : p->rp_ai_rate);
 	rp->rt += n * inc;
 	rp->rc += n * inc;
 	rp->t_stage = n > RXECC_STAGE_MAX - t ? RXECC_STAGE_MAX : t + (u32)n;
