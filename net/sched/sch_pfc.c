@@ -192,10 +192,11 @@ static bool pfc_should_mark(const struct pfc_prio *b)
 		return false;
 	if (b->backlog >= b->kmax)
 		return true;
-	/* P = Pmax * (q - Kmin) / (Kmax - Kmin), in parts of 2^32 */
+	/* P = Pmax * (q - Kmin) / (Kmax - Kmin), in parts of 2^32 (< 1 here) */
 	range = (u64)(b->kmax - b->kmin) * 100;
 	return get_random_u32() <
-	       div64_u64((u64)(b->backlog - b->kmin) * b->pmax << 32, range);
+	       mul_u64_u64_div_u64((u64)(b->backlog - b->kmin) * b->pmax,
+				   1ULL << 32, range);
 }
 
 static int pfc_enqueue(struct sk_buff *skb, struct Qdisc *sch,
@@ -652,8 +653,8 @@ static int pfc_conf_check(const struct pfc_conf *c, u32 mtu,
 	 * reached it and taken effect (delay at the link speed) plus a
 	 * packet in transmission at either end.
 	 */
-	need = div64_u64((u64)c->link_mbps * 1000000 * c->delay, 8 * NSEC_PER_SEC) +
-	       2 * (u64)mtu;
+	need = mul_u64_u64_div_u64((u64)c->link_mbps * 1000000, c->delay,
+				   8 * NSEC_PER_SEC) + 2 * (u64)mtu;
 	for (p = 0; p < TC_PFC_NUM_PRIO; p++) {
 		if (!(c->enable & BIT(p)) || c->prio[p].headroom >= need)
 			continue;

@@ -71,6 +71,9 @@ bad_config() {
 	check "xon 100000 above xoff 50000" add dev swp1 xoff 50KB xon 100KB
 	check "xoff 65536 above limit 50000" add dev swp1 limit 50KB
 	check "headroom 163840 below" add dev swp1 pfc all delay 10ms
+	# 1 Tbit/s for 1 s: 125 GB, more than 64 bits hold on the way in bits x ns
+	check "headroom 1000000000 below 125000003028 bytes" add dev swp1 pfc all link 1000gbit \
+		delay 1s headroom 1000000000
 	check "kmin 60000 above kmax 20000" add dev swp1 kmin 60KB kmax 20KB
 	fabric_sw "$T" qdisc show dev swp1 >/dev/null 2>&1
 	[ $? -eq 3 ] || { echo "a refused add left a qdisc behind"; ok=1; }
