@@ -22,7 +22,7 @@ ERR=$LOGDIR/tool.stderr
 NOCAP=(setpriv --bounding-set -net_admin --inh-caps -net_admin)
 
 ktap_header
-ktap_plan 13
+ktap_plan 14
 
 [ -x "$T" ] || { ktap_fail "the tool is built ($T)"; ktap_finished; }
 modules_unload >/dev/null 2>&1
@@ -117,6 +117,24 @@ set_values() {
 }
 ktap_result "dcqcn set: values with units, one change announced on the config group" set_values
 
+# A change of the defaults is announced in the namespace it was made in only.
+defaults_scope() {
+	local rc=0 m1=$LOGDIR/tool.monitor.h1 m0=$LOGDIR/tool.monitor.init p1 p0 before
+	before=$("$T" -j dcqcn show defaults | json 'd[0]["dcqcn"]["rp_threshold"]')
+	in1 "$T" -j monitor interval 0.5 count 4 >"$m1" &
+	p1=$!
+	"$T" -j monitor interval 0.5 count 4 >"$m0" &
+	p0=$!
+	sleep 1
+	"$T" dcqcn set defaults rp_threshold 9 || rc=1
+	wait $p1 $p0 || rc=1
+	"$T" dcqcn set defaults rp_threshold "$before" || rc=1
+	echo "init namespace: $(grep -c '"event":"config"' "$m0") config events; h1's: $(grep -c '"event":"config"' "$m1")"
+	[ "$(grep -c '"event":"config"' "$m0")" = 1 ] && [ "$(grep -c '"event":"config"' "$m1")" = 0 ] || rc=1
+	return $rc
+}
+ktap_result "dcqcn set defaults: announced in the namespace of the change only" defaults_scope
+
 atomic() {
 	local before after rc=0
 	before=$(in1 "$T" -j dcqcn show dev h1)
@@ -148,6 +166,9 @@ devices() {
 	expect_fail 7 "permission denied" in1 "${NOCAP[@]}" "$T" dcqcn profile dev h1 lab || rc=1
 	expect_fail 7 "permission denied" in1 "${NOCAP[@]}" "$T" stats reset dev h1 || rc=1
 	expect_fail 7 "permission denied" "${NOCAP[@]}" "$T" dcqcn set defaults rp_gd 3 || rc=1
+	# Watching configuration changes is for the namespace's administrators.
+	expect_fail 7 "permission denied: watching rxecc events" in1 "${NOCAP[@]}" "$T" monitor \
+		count 1 || rc=1
 	# Reading needs no privilege.
 	in1 "${NOCAP[@]}" "$T" dcqcn show dev h1 >/dev/null && in1 "${NOCAP[@]}" "$T" stats >/dev/null &&
 		in1 "${NOCAP[@]}" "$T" qp show >/dev/null || rc=1

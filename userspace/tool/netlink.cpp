@@ -230,8 +230,13 @@ std::optional<Socket::Family> Socket::resolve(const std::string& name) {
 }
 
 void Socket::join(uint32_t group) {
-    if (mnl_socket_setsockopt(sock_.get(), NETLINK_ADD_MEMBERSHIP, &group, sizeof(group)) < 0)
+    if (mnl_socket_setsockopt(sock_.get(), NETLINK_ADD_MEMBERSHIP, &group, sizeof(group)) < 0) {
+        if (errno == EPERM || errno == EACCES)
+            throw Error(Exit::permission,
+                        "permission denied: watching rxecc events needs CAP_NET_ADMIN in this "
+                        "network namespace");
         sys_error("netlink group membership");
+    }
 }
 
 bool Socket::receive(int timeout_ms, const Handler& on_msg) {

@@ -122,7 +122,10 @@ int rxecc_cc_init(void)
 	err = rxecc_nl_init();
 	if (err)
 		return err;
-	return rxecc_pfc_init();
+	err = rxecc_pfc_init();
+	if (err)
+		rxecc_nl_exit();
+	return err;
 }
 
 void rxecc_cc_exit(void)

@@ -21,8 +21,12 @@ static struct genl_family rxecc_nl_family;
 
 enum { RXECC_NL_MCGRP_CONFIG };
 
+/* Configuration changes are for the namespace's administrators. */
 static const struct genl_multicast_group rxecc_nl_mcgrps[] = {
-	[RXECC_NL_MCGRP_CONFIG] = { .name = RXECC_GENL_MCGRP_CONFIG },
+	[RXECC_NL_MCGRP_CONFIG] = {
+		.name = RXECC_GENL_MCGRP_CONFIG,
+		.flags = GENL_MCAST_CAP_NET_ADMIN,
+	},
 };
 
 /*
@@ -239,8 +243,13 @@ cancel:
 	return -EMSGSIZE;
 }
 
-/* Announce the configuration of @rxe (or the defaults) to the group. */
-static void rxecc_nl_notify(struct rxe_dev *rxe)
+/*
+ * Announce the configuration of @rxe to the group in its namespace, or that
+ * of the defaults in @net, the namespace of the administrator who changed
+ * them (the defaults are the module's; other namespaces read them when they
+ * ask).
+ */
+static void rxecc_nl_notify(struct rxe_dev *rxe, struct net *net)
 {
 	struct sk_buff *msg;
 
@@ -251,12 +260,8 @@ static void rxecc_nl_notify(struct rxe_dev *rxe)
 		nlmsg_free(msg);
 		return;
 	}
-	if (rxe)
-		genlmsg_multicast_netns(&rxecc_nl_family, rxe->cc.net, msg, 0,
-					RXECC_NL_MCGRP_CONFIG, GFP_KERNEL);
-	else
-		genlmsg_multicast_allns(&rxecc_nl_family, msg, 0,
-					RXECC_NL_MCGRP_CONFIG);
+	genlmsg_multicast_netns(&rxecc_nl_family, rxe ? rxe->cc.net : net, msg, 0,
+				RXECC_NL_MCGRP_CONFIG, GFP_KERNEL);
 }
 
 /*
@@ -428,7 +433,7 @@ static int rxecc_nl_dev_set(struct sk_buff *skb, struct genl_info *info)
 		goto out;
 	}
 	rxecc_cc_replace(rxe, new);
-	rxecc_nl_notify(rxe);
+	rxecc_nl_notify(rxe, NULL);
 out:
 	mutex_unlock(&rxecc_cc_mutex);
 	rxecc_devices_unlock();
@@ -456,7 +461,7 @@ static int rxecc_nl_defaults_set(struct sk_buff *skb, struct genl_info *info)
 		err = PTR_ERR(new);
 	} else {
 		rxecc_cc_replace_defaults(new);
-		rxecc_nl_notify(NULL);
+		rxecc_nl_notify(NULL, genl_info_net(info));
 	}
 	mutex_unlock(&rxecc_cc_mutex);
 	return err;
