@@ -12,6 +12,7 @@
 #include <linux/hrtimer.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/netdevice.h>
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -94,6 +95,14 @@ struct rxecc_dev {
 	struct net *net;	/* namespace of the netdev (no reference) */
 	bool net_held;		/* counted as a user of the namespace's sockets */
 	bool visible;		/* registered: named, found by netlink lookups */
+	/*
+	 * rxe->ndev, held until deallocation: ib_core lets go of its own
+	 * reference when it unregisters the device, before rxe_dealloc(),
+	 * and rxecc reads it until then (netlink, the PFC send timer).
+	 */
+	netdevice_tracker ndev_tracker;
+	bool ndev_held;
+	bool ndev_gone;		/* NETDEV_UNREGISTER: no more PFC frames out */
 	u64 line_kbps;		/* port speed (ethtool), 10 Gbit/s if unknown */
 	struct rxecc_cc_config __rcu *cfg; /* from registration to deallocation */
 	struct rxecc_pfc pfc;
@@ -117,6 +126,7 @@ struct rxecc_qp {
 	u8 wait_req;			/* requester / responder held back */
 	u8 wait_resp;
 	bool ready;			/* the timers are initialised */
+	bool stopped;			/* cleanup or reset: nothing arms them */
 	/* under the device's rxecc_pfc lock */
 	struct list_head pfc_node;	/* waiting for a paused priority */
 	u8 pfc_wait;			/* RXECC_WAIT_REQ | RXECC_WAIT_RESP */
@@ -249,6 +259,7 @@ bool rxecc_pfc_wait(struct rxe_qp *qp, bool resp);
 bool rxecc_pfc_ack_req(struct rxe_qp *qp);
 void rxecc_pfc_rx(struct rxe_dev *rxe, const struct sk_buff *skb, u8 dsfield);
 void rxecc_pfc_cfg_changed(struct rxe_dev *rxe, const struct rxecc_cc_config *cfg);
+void rxecc_pfc_netdev_gone(struct rxe_dev *rxe);
 
 /* Generic netlink family "rxecc" (rxecc_nl.c). */
 int rxecc_nl_init(void);

@@ -390,6 +390,8 @@ void rxecc_netdev_event(struct rxe_dev *rxe, unsigned long event)
 {
 	if (event == NETDEV_UP || event == NETDEV_CHANGE)
 		rxecc_dev_speed_locked(rxe);
+	else if (event == NETDEV_UNREGISTER)
+		rxecc_pfc_netdev_gone(rxe);
 }
 
 /* The line rate of @qp's port, kbit/s (RCU read lock held for @cfg). */
@@ -471,13 +473,27 @@ void rxecc_qp_init(struct rxe_qp *qp)
 	cc->ready = true;
 }
 
+/*
+ * Cleanup (before the QP's tasks are cleaned up) or reset: from now on no
+ * path arms the timers or puts the QP on a PFC list (they check @stopped
+ * under the lock they arm under), and a callback still running is waited
+ * for, so nothing schedules the QP's tasks after this returns.
+ */
 static void rxecc_qp_stop_timers(struct rxe_qp *qp)
 {
-	if (!qp->cc.ready)
+	struct rxecc_qp *cc = &qp->cc;
+	unsigned long flags;
+
+	if (!cc->ready)
 		return;
+	spin_lock_irqsave(&cc->lock, flags);
+	WRITE_ONCE(cc->stopped, true);
+	cc->wait_req = 0;
+	cc->wait_resp = 0;
+	spin_unlock_irqrestore(&cc->lock, flags);
 	rxecc_pfc_qp_forget(qp);
-	hrtimer_cancel(&qp->cc.rl_timer);
-	hrtimer_cancel(&qp->cc.np_timer);
+	hrtimer_cancel(&cc->rl_timer);
+	hrtimer_cancel(&cc->np_timer);
 }
 
 /* Process context: modify_qp to RESET. */
@@ -493,6 +509,7 @@ void rxecc_qp_reset(struct rxe_qp *qp)
 	cc->next_tx = 0;
 	cc->wait_req = 0;
 	cc->wait_resp = 0;
+	WRITE_ONCE(cc->stopped, false);
 	spin_unlock_irqrestore(&cc->lock, flags);
 }
 
@@ -559,7 +576,7 @@ bool rxecc_rp_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp)
 	changed = rxecc_dcqcn_rp_advance(&cc->rp, &cfg->dcqcn, line, now);
 	if (!cc->rp.active)
 		goto out;
-	if (now < cc->next_tx) {
+	if (now < cc->next_tx && !cc->stopped) {
 		if (resp)
 			cc->wait_resp = 1;
 		else
@@ -602,6 +619,8 @@ static void rxecc_tx_defer(struct rxe_qp *qp, const struct rxecc_cc_config *cfg,
 	wait = max_t(u64, div64_u64((u64)(qp->mtu + RXECC_WIRE_OVERHEAD) * 8000, mbps),
 		     min_ns);
 	spin_lock_irqsave(&cc->lock, flags);
+	if (cc->stopped)
+		goto out;
 	if (resp)
 		cc->wait_resp = 1;
 	else
@@ -610,6 +629,7 @@ static void rxecc_tx_defer(struct rxe_qp *qp, const struct rxecc_cc_config *cfg,
 	if (!hrtimer_is_queued(&cc->rl_timer) ||
 	    ktime_before(when, hrtimer_get_expires(&cc->rl_timer)))
 		hrtimer_start(&cc->rl_timer, when, HRTIMER_MODE_ABS_SOFT);
+out:
 	spin_unlock_irqrestore(&cc->lock, flags);
 }
 
@@ -863,8 +883,8 @@ void rxecc_np_rcv(struct rxe_pkt_info *pkt, struct sk_buff *skb)
 	on = cfg->np_enable & BIT(cfg->dscp2prio[ds >> 2]);
 	if (on) {
 		spin_lock_irqsave(&qp->cc.lock, flags);
-		act = rxecc_dcqcn_np_ce(&qp->cc.np, &cfg->dcqcn, ktime_get_ns(),
-					&when);
+		act = qp->cc.stopped ? RXECC_NP_PENDING :
+		      rxecc_dcqcn_np_ce(&qp->cc.np, &cfg->dcqcn, ktime_get_ns(), &when);
 		if (act == RXECC_NP_DEFER)
 			hrtimer_start(&qp->cc.np_timer, ns_to_ktime(when),
 				      HRTIMER_MODE_ABS_SOFT);

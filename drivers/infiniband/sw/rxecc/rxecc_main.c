@@ -26,6 +26,8 @@ void rxecc_dev_init(struct rxe_dev *rxe)
 {
 	INIT_LIST_HEAD(&rxe->cc.node);
 	rxe->cc.net = dev_net(rxe->ndev);
+	netdev_hold(rxe->ndev, &rxe->cc.ndev_tracker, GFP_KERNEL);
+	rxe->cc.ndev_held = true;
 	rxecc_pfc_dev_init(rxe);
 }
 
@@ -89,6 +91,10 @@ void rxecc_dev_cleanup(struct rxe_dev *rxe)
 	mutex_unlock(&rxecc_devices_mutex);
 	rxecc_pfc_dev_exit(rxe);
 	rxecc_cc_dev_exit(rxe);
+	if (rxe->cc.ndev_held) {
+		rxe->cc.ndev_held = false;
+		netdev_put(rxe->ndev, &rxe->cc.ndev_tracker);
+	}
 }
 
 void rxecc_devices_lock(void)

@@ -54,13 +54,18 @@ u32 rxecc_link_mbps(struct rxe_dev *rxe, const struct rxecc_cc_config *cfg)
 	return kbps ? div_u64(kbps, 1000) : RXECC_DEFAULT_LINK_MBPS;
 }
 
+static struct rxe_dev *rxe_of_pfc(struct rxecc_pfc *pfc)
+{
+	return container_of(pfc, struct rxe_dev, cc.pfc);
+}
+
 /* Run the send timer now (every start of it is under the lock). */
 static void rxecc_pfc_tx_kick(struct rxecc_pfc *pfc)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&pfc->lock, flags);
-	if (!pfc->tx_kick) {
+	if (!pfc->tx_kick && !rxe_of_pfc(pfc)->cc.ndev_gone) {
 		pfc->tx_kick = true;
 		hrtimer_start(&pfc->tx_timer, 0, HRTIMER_MODE_REL_SOFT);
 	}
@@ -156,7 +161,7 @@ static void rxecc_pfc_send(struct rxe_dev *rxe, u8 enable, u8 xoff)
 static enum hrtimer_restart rxecc_pfc_tx_timer_fn(struct hrtimer *t)
 {
 	struct rxecc_pfc *pfc = container_of(t, struct rxecc_pfc, tx_timer);
-	struct rxe_dev *rxe = container_of(pfc, struct rxe_dev, cc.pfc);
+	struct rxe_dev *rxe = rxe_of_pfc(pfc);
 	u8 xoff = 0, xon = 0, refresh = 0, on = READ_ONCE(pfc->rx_on);
 	u64 now, half = 0, xoff_ns = 0, xon_ns = 0, next;
 	struct rxecc_cc_config *cfg;
@@ -201,7 +206,7 @@ static enum hrtimer_restart rxecc_pfc_tx_timer_fn(struct hrtimer *t)
 		pfc->refresh_at = now + half;
 		next = min(next, pfc->refresh_at);
 	}
-	if (pfc->xoff_sent)
+	if (pfc->xoff_sent && !rxe->cc.ndev_gone)
 		hrtimer_start(&pfc->tx_timer, ns_to_ktime(max(next, now)),
 			      HRTIMER_MODE_ABS_SOFT);
 	spin_unlock_irqrestore(&pfc->lock, flags);
@@ -252,7 +257,7 @@ static void rxecc_pfc_arm(struct rxecc_pfc *pfc)
 static enum hrtimer_restart rxecc_pfc_timer_fn(struct hrtimer *t)
 {
 	struct rxecc_pfc *pfc = container_of(t, struct rxecc_pfc, timer);
-	struct rxe_dev *rxe = container_of(pfc, struct rxe_dev, cc.pfc);
+	struct rxe_dev *rxe = rxe_of_pfc(pfc);
 	unsigned long flags;
 	u64 now;
 	int p;
@@ -379,6 +384,22 @@ void rxecc_pfc_dev_init(struct rxe_dev *rxe)
 }
 
 /*
+ * NETDEV_UNREGISTER (RTNL held): the device is on its way out; it sends no
+ * more PFC frames. A pause it sent lapses at the link partner by itself.
+ */
+void rxecc_pfc_netdev_gone(struct rxe_dev *rxe)
+{
+	struct rxecc_pfc *pfc = &rxe->cc.pfc;
+	unsigned long flags;
+
+	spin_lock_irqsave(&pfc->lock, flags);
+	rxe->cc.ndev_gone = true;
+	spin_unlock_irqrestore(&pfc->lock, flags);
+	WRITE_ONCE(pfc->rx_on, 0);
+	hrtimer_cancel(&pfc->tx_timer);
+}
+
+/*
  * Deallocation: no QP, no PFC frame handler and no received packet uses the
  * device any more. A pause it sent lapses at the link partner by itself.
  */
@@ -443,7 +464,8 @@ bool rxecc_pfc_wait(struct rxe_qp *qp, bool resp)
 			      qp->pri_av.grh.traffic_class);
 	rcu_read_unlock();
 	spin_lock_irqsave(&pfc->lock, flags);
-	paused = pfc->paused & BIT(prio);
+	/* a QP being cleaned up no longer waits (rxecc_qp_stop_timers()) */
+	paused = (pfc->paused & BIT(prio)) && !READ_ONCE(qp->cc.stopped);
 	if (paused) {
 		qp->cc.pfc_wait |= resp ? RXECC_WAIT_RESP : RXECC_WAIT_REQ;
 		if (list_empty(&qp->cc.pfc_node))
