@@ -6,13 +6,15 @@
 # raw socket (mutated BTH fields, unknown opcodes, transport versions,
 # truncated and short packets, wrong pads, bad ICRC, oversized and
 # IP-fragmented packets, unknown, zero and destroyed QP numbers, a foreign
-# P_Key, CNPs with random or stale QPs, from the wrong host or malformed),
+# P_Key, CNPs with random or stale QPs, from the wrong host, with a foreign
+# P_Key or malformed, CE-marked packets with a wrong PSN),
 # some spoofing h2's address, and the switch sends random PFC frames to
 # h1's port.
 #   - every packet is dropped and counted: each drop counter of h1 grows by
 #     exactly what the fuzzer sent for it;
 #   - the live transfer passes all its checks; no CNP reached h1's rate
-#     limiter; no kernel splat (ci/selftests.sh);
+#     limiter, and no forged CE mark made h1 send a CNP (np_cnp_sent +0);
+#     no kernel splat (ci/selftests.sh);
 #   - PFC frames count per priority not enabled (ignored) or as malformed,
 #     and pause only enabled priorities.
 source "$(dirname "$0")/lib.sh"
@@ -31,6 +33,7 @@ verbs_fabric 3
 
 DROPS="rx_drop_malformed rx_drop_dgid rx_drop_unknown_qp rx_drop_qp_state rx_drop_addr_mismatch
 	rx_drop_key_mismatch rx_icrc_encapsulated rp_cnp_ignored rp_cnp_handled rx_pfc_ignored
+	rp_cnp_drop_pkey_mismatch np_ecn_marked_roce_packets np_cnp_sent
 	rx_pfc_malformed rx_prio3_pause"
 snap_drops() { local c; for c in $DROPS; do snap "1:$c"; done; }
 # check_expect JSON: every counter of h1 grew by what the fuzzer expected

@@ -28,6 +28,12 @@ RoCE kinds (raw IPv4 socket; OWN is this host, PEER the live QPs' peer):
   cnp_src       CNP to a live QP from OWN                      rp_cnp_ignored
   cnp_bad       CNP from PEER (spoofed) with a bad ICRC or
                 a wrong length                                 rp_cnp_ignored
+  cnp_pkey      CNP from PEER (spoofed) to a live QP with a
+                foreign P_Key                                  rp_cnp_ignored,
+                                                               rp_cnp_drop_pkey_mismatch
+  ce_psn        CE-marked SEND from PEER (spoofed) to a live
+                QP, valid but for a random PSN: counted as
+                marked, and no CNP goes out for it             np_ecn_marked_roce_packets
 None of them is a valid packet of a live QP: those keep running.
 
 PFC (AF_PACKET out of IFACE, towards the device): opcode 0x0101 frames
@@ -60,6 +66,8 @@ ROCE_KINDS = {
     "addr": "rx_drop_addr_mismatch", "pkey": "rx_drop_key_mismatch",
     "icrc": "rx_icrc_encapsulated", "cnp_unknown": "rp_cnp_ignored",
     "cnp_src": "rp_cnp_ignored", "cnp_bad": "rp_cnp_ignored",
+    "cnp_pkey": ("rp_cnp_ignored", "rp_cnp_drop_pkey_mismatch"),
+    "ce_psn": "np_ecn_marked_roce_packets",
 }
 
 
@@ -80,7 +88,7 @@ def bth(opcode, qpn, psn, pad=0, tver=0, pkey=0xffff):
                        psn & 0xffffff)
 
 
-def roce(src, dst, body, ident, sport, icrc_ok=True, df=True):
+def roce(src, dst, body, ident, sport, icrc_ok=True, df=True, tos=0):
     """IPv4 + UDP + body (+ ICRC over the masked headers, RoCEv2 annex A17,
     unless body is to be sent as it is: icrc_ok None)."""
     udp_len = 8 + len(body) + (4 if icrc_ok is not None else 0)
@@ -94,7 +102,7 @@ def roce(src, dst, body, ident, sport, icrc_ok=True, df=True):
         if not icrc_ok:
             icrc ^= 1 << random.randrange(32)
         tail = struct.pack("<I", icrc)
-    hdr = ip_header(src, dst, total, 0, 64, ident, 0, df)
+    hdr = ip_header(src, dst, total, tos, 64, ident, 0, df)
     hdr = hdr[:10] + struct.pack("!H", checksum(hdr)) + hdr[12:]
     return hdr + udp + body + tail
 
@@ -178,6 +186,13 @@ def roce_packet(kind, a, ident):
         if random.random() < 0.5:
             return roce(a.peer, a.dst, cnp, ident, sport, False)
         return roce(a.peer, a.dst, bth(CNP, live, 0) + bytes(random.choice([20, 64])), ident, sport)
+    if kind == "cnp_pkey":
+        foreign = random.randrange(0x10000)
+        while foreign & 0x7fff == 0x7fff:
+            foreign = random.randrange(0x10000)
+        return roce(a.peer, a.dst, bth(CNP, live, 0, pkey=foreign) + bytes(16), ident, sport)
+    if kind == "ce_psn":
+        return roce(a.peer, a.dst, bth(RC_SEND_ONLY, live, psn) + payload, ident, sport, tos=3)
     raise ValueError(kind)
 
 
@@ -230,7 +245,9 @@ def main():
             for frag in fragments(roce_packet(kind, a, i & 0xffff)):
                 sock.sendto(frag, (a.dst, 0))
             kinds[kind] = kinds.get(kind, 0) + 1
-            expect[ROCE_KINDS[kind]] = expect.get(ROCE_KINDS[kind], 0) + 1
+            counters = ROCE_KINDS[kind]
+            for c in (counters,) if isinstance(counters, str) else counters:
+                expect[c] = expect.get(c, 0) + 1
             pace(i + 1, t0, a.rate)
     else:
         sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)

@@ -264,7 +264,7 @@ rc_rts() {	# h2 has an RC QP in RTS
 qps() {
 	# The QP must outlive both snapshots: on the debug kernel, reaching RTS
 	# and two tool runs took more than 6 s.
-	local d rc=0 j t
+	local d rc=0 j t n
 	d=$(scaled_time 6)
 	fabric_in 1 timeout $((d + 54)) ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -D "$d" -p 18951 \
 		>"$LOGDIR/qp.s.log" 2>&1 &
@@ -276,7 +276,11 @@ qps() {
 	wait_for 15 rc_rts || rc=1
 	j=$(fabric_in 2 "$T" -j qp show dev h2)
 	t=$(fabric_in 2 "$T" qp show)
+	# Without CAP_NET_ADMIN a user sees only the QPs of its own process.
+	n=$(fabric_in 2 "${NOCAP[@]}" "$T" -j qp show dev h2 | json 'len(d)')
 	echo "$t"
+	echo "qp show without CAP_NET_ADMIN: $n QPs"
+	[ "$n" = 0 ] || rc=1
 	wait $cpid || rc=1
 	wait $spid || rc=1
 	echo "$j" | json '[q for q in d if q["type"] == "RC" and q["state"] == "RTS" and q["dest_qpn"] > 0 and q["rate_kbps"] == 10000000 and not q["limited"]][0]["qpn"]' || rc=1
@@ -284,7 +288,7 @@ qps() {
 	echo "$t" | grep -qE "^h2 +[0-9]+ +RC +RTS" || rc=1
 	return $rc
 }
-ktap_result "qp show: perftest's RC QP in RTS with its peer and line rate, text and JSON" qps
+ktap_result "qp show: perftest's RC QP in RTS with its peer and line rate, text and JSON; hidden from a user without CAP_NET_ADMIN" qps
 
 helps() {
 	local a rc=0

@@ -237,6 +237,7 @@ void rxecc_read_reply_putback(struct rxe_qp *qp, struct resp_res *res,
 bool rxecc_tx_nomem(struct rxe_qp *qp, struct rxe_av *av, bool resp);
 bool rxecc_rp_ack_req(struct rxe_qp *qp);
 void rxecc_np_rcv(struct rxe_pkt_info *pkt, struct sk_buff *skb);
+void rxecc_np_in_seq(struct rxe_qp *qp, struct rxe_pkt_info *pkt);
 void rxecc_rcv_cnp(struct rxe_pkt_info *pkt, struct sk_buff *skb);
 int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 

@@ -851,23 +851,36 @@ static u8 rxecc_rcv_dsfield(struct sk_buff *skb)
 }
 
 /*
- * Notification point: every packet rxe accepted (header and ICRC checked)
- * passes here before it is queued to the responder or the completer.
+ * Every packet rxe accepted (header and ICRC checked) passes here before it
+ * is queued to the responder or the completer: its wait in the receive
+ * backlog (PFC) and the count of CE marks.
  */
 void rxecc_np_rcv(struct rxe_pkt_info *pkt, struct sk_buff *skb)
 {
 	u8 ds = rxecc_rcv_dsfield(skb);
-	struct rxe_qp *qp = pkt->qp;
+
+	rxecc_pfc_rx(pkt->rxe, skb, ds);
+	if (unlikely(INET_ECN_is_ce(ds)))
+		rxe_counter_inc(pkt->rxe, RXECC_CNT_NP_ECN_MARKED);
+}
+
+/*
+ * Notification point: a packet the responder or the completer found in
+ * sequence (its PSN the one expected). Only then does a CE mark earn the
+ * sender a CNP: a forged packet with a guessed QPN and the wrong PSN, CE
+ * marked, must not make this host send CNPs to its peer.
+ */
+void rxecc_np_in_seq(struct rxe_qp *qp, struct rxe_pkt_info *pkt)
+{
+	u8 ds = rxecc_rcv_dsfield(PKT_TO_SKB(pkt));
 	struct rxecc_cc_config *cfg;
 	enum rxecc_dcqcn_np_action act = RXECC_NP_PENDING;
 	unsigned long flags;
 	u64 when = 0;
 	bool on;
 
-	rxecc_pfc_rx(pkt->rxe, skb, ds);
 	if (likely(!INET_ECN_is_ce(ds)))
 		return;
-	rxe_counter_inc(pkt->rxe, RXECC_CNT_NP_ECN_MARKED);
 	/*
 	 * CNPs go to the data sender: for requests, the requester; for RDMA
 	 * READ responses (ACKs with payload), the responder. Plain ACKs and
@@ -895,17 +908,32 @@ void rxecc_np_rcv(struct rxe_pkt_info *pkt, struct sk_buff *skb)
 		rxecc_send_cnp(qp);
 }
 
-/* The CNP came from the QP's peer (its destination address). */
-static bool rxecc_cnp_from_peer(struct rxe_qp *qp, struct sk_buff *skb)
+/*
+ * The CNP came from the QP's peer (its destination address) to the QP's own
+ * address (its source address), the path the QP's packets take.
+ */
+static bool rxecc_cnp_on_path(struct rxe_qp *qp, struct sk_buff *skb)
 {
 	struct rxe_av *av = &qp->pri_av;
 
 	if (skb->protocol == htons(ETH_P_IP))
 		return av->network_type == RXE_NETWORK_TYPE_IPV4 &&
-		       ip_hdr(skb)->saddr == av->dgid_addr._sockaddr_in.sin_addr.s_addr;
+		       ip_hdr(skb)->saddr == av->dgid_addr._sockaddr_in.sin_addr.s_addr &&
+		       ip_hdr(skb)->daddr == av->sgid_addr._sockaddr_in.sin_addr.s_addr;
 	return av->network_type == RXE_NETWORK_TYPE_IPV6 &&
 	       ipv6_addr_equal(&ipv6_hdr(skb)->saddr,
-			       &av->dgid_addr._sockaddr_in6.sin6_addr);
+			       &av->dgid_addr._sockaddr_in6.sin6_addr) &&
+	       ipv6_addr_equal(&ipv6_hdr(skb)->daddr,
+			       &av->sgid_addr._sockaddr_in6.sin6_addr);
+}
+
+/*
+ * The CNP's P_Key is the QP's: rxe has the default partition only, as
+ * rxe_rcv() checks for every other packet.
+ */
+static bool rxecc_cnp_pkey_ok(struct rxe_pkt_info *pkt)
+{
+	return (bth_pkey(pkt) & 0x7fff) == (IB_DEFAULT_PKEY_FULL & 0x7fff);
 }
 
 /*
@@ -930,6 +958,10 @@ void rxecc_rcv_cnp(struct rxe_pkt_info *pkt, struct sk_buff *skb)
 		drop = RXECC_CNT_RP_CNP_DROP_MALFORMED;
 		goto drop;
 	}
+	if (!rxecc_cnp_pkey_ok(pkt)) {
+		drop = RXECC_CNT_RP_CNP_DROP_PKEY;
+		goto drop;
+	}
 	if (qpn <= 1 || qpn == IB_MULTICAST_QPN) {
 		drop = RXECC_CNT_RP_CNP_DROP_UNKNOWN_QP;
 		goto drop;
@@ -949,7 +981,7 @@ void rxecc_rcv_cnp(struct rxe_pkt_info *pkt, struct sk_buff *skb)
 		drop = RXECC_CNT_RP_CNP_DROP_QP_STATE;
 		goto drop;
 	}
-	if (!rxecc_cnp_from_peer(qp, skb)) {
+	if (!rxecc_cnp_on_path(qp, skb)) {
 		drop = RXECC_CNT_RP_CNP_DROP_SRC;
 		goto drop;
 	}

@@ -673,6 +673,21 @@ cancel:
 }
 
 /*
+ * May the reader of @cb see @qp? An administrator of the namespace sees
+ * every QP; anyone else the QPs their own process created: a QP number,
+ * its peer's and its rate are what a forged CNP needs.
+ */
+static bool rxecc_nl_qp_visible(struct netlink_callback *cb, struct rxe_qp *qp)
+{
+	struct task_struct *owner = qp->ibqp.res.task;
+
+	if (netlink_net_capable(cb->skb, CAP_NET_ADMIN))
+		return true;
+	return owner && !rdma_is_kernel_res(&qp->ibqp.res) &&
+	       task_tgid(owner) == task_tgid(current);
+}
+
+/*
  * One message per QP. cb->args[0]: index of the device being dumped, [1]:
  * next QP number, [2]: 1 if the request named one device.
  */
@@ -705,7 +720,8 @@ static int rxecc_nl_qp_dump(struct sk_buff *skb, struct netlink_callback *cb)
 		}
 		qpn = cb->args[1];
 		while ((qp = rxecc_nl_next_qp(rxe, &qpn))) {
-			err = rxecc_nl_fill_qp(skb, NETLINK_CB(cb->skb).portid,
+			err = !rxecc_nl_qp_visible(cb, qp) ? 0 :
+			      rxecc_nl_fill_qp(skb, NETLINK_CB(cb->skb).portid,
 					       cb->nlh->nlmsg_seq, rxe, qp);
 			rxe_put(qp);
 			if (err)
