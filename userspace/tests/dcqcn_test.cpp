@@ -492,6 +492,59 @@ TEST(DcqcnRp, LongIdleGapIsBoundedWork) {
     EXPECT_GT(rp.t_next_inc, 3'600ULL * 1'000'000'000ULL);
 }
 
+namespace {
+
+// Random parameters for one run of OneLongAdvanceEqualsOneCallPerEvent.
+rxecc_dcqcn_params random_params(int run, std::mt19937_64& rng) {
+    std::uniform_int_distribution<std::uint32_t> rate(0, 20'000);
+    std::uniform_int_distribution<std::uint32_t> thr(0, 31);
+    std::uniform_int_distribution<std::uint32_t> reset(1, 400);
+    std::uniform_int_distribution<std::uint32_t> first(0, 39'000);
+    auto p = profile(run % 2 != 0 ? RXECC_PROFILE_MLX5 : RXECC_PROFILE_PAPER);
+    // Small steps: the limiter stays on for many events.
+    p.rp_ai_rate = run % 5 == 0 ? 0 : rate(rng) / 100;
+    p.rp_hai_rate = run % 7 == 0 ? 0 : rate(rng) / 10;
+    p.rp_threshold = thr(rng);
+    p.rp_time_reset = reset(rng);
+    p.rp_rate_to_set_on_first_cnp = run % 3 == 0 ? 0 : first(rng);
+    p.rp_byte_reset = run % 4 == 0 ? 64 : 0;
+    return p;
+}
+
+// @rp advanced to @end with one call at every event (timer increase or cut).
+rxecc_dcqcn_rp advance_per_event(rxecc_dcqcn_rp rp, const rxecc_dcqcn_params& p,
+                                 std::uint64_t end) {
+    while (rp.active != 0 && rp.t_next_inc <= end) {
+        const std::uint64_t t_cut = rp.cut_pending != 0
+                                        ? rp.t_last_cut + p.rp_rate_reduce_monitor_period * kUs
+                                        : UINT64_MAX;
+        rxecc_dcqcn_rp_advance(&rp, &p, kLine, std::min(rp.t_next_inc, t_cut));
+    }
+    rxecc_dcqcn_rp_advance(&rp, &p, kLine, end);
+    return rp;
+}
+
+void expect_same_rates(const rxecc_dcqcn_rp& one, const rxecc_dcqcn_rp& stepped,
+                       const std::string& where) {
+    ASSERT_EQ(one.active, stepped.active) << where;
+    EXPECT_EQ(one.rc, stepped.rc) << where;
+    EXPECT_EQ(one.rt, stepped.rt) << where;
+    const double tolerance = RXECC_ALPHA_ONE / 1000.0 + stepped.alpha / 200.0;
+    EXPECT_NEAR(one.alpha, stepped.alpha, tolerance) << where;
+}
+
+// While the limiter is on, its timer stage and next event are the same too.
+void expect_same_timer(const rxecc_dcqcn_rp& one, const rxecc_dcqcn_rp& stepped,
+                       const std::string& where) {
+    if (one.active == 0) {
+        return;
+    }
+    EXPECT_EQ(one.t_stage, stepped.t_stage) << where;
+    EXPECT_EQ(one.t_next_inc, stepped.t_next_inc) << where;
+}
+
+}  // namespace
+
 // rxecc_dcqcn_rp_advance() runs under the QP's lock with interrupts off. Runs
 // of timer events that add the same to Rt and Rc are taken in one step, so
 // one call costs a few hundred steps whatever the time since the last one;
@@ -500,50 +553,26 @@ TEST(DcqcnRp, LongIdleGapIsBoundedWork) {
 // calls (as it does between any two callers), so it only has to be close.
 TEST(DcqcnRp, OneLongAdvanceEqualsOneCallPerEvent) {
     std::mt19937_64 rng(4791);
-    std::uniform_int_distribution<std::uint32_t> rate(0, 20'000);
-    std::uniform_int_distribution<std::uint32_t> thr(0, 31);
-    std::uniform_int_distribution<std::uint32_t> reset(1, 400);
-    std::uniform_int_distribution<std::uint32_t> first(0, 39'000);
+    std::uniform_int_distribution<std::uint32_t> stages(0, 31);
     std::uniform_int_distribution<std::uint64_t> periods(1, 2'000);
     for (int run = 0; run < 300 && !HasFailure(); run++) {
-        auto p = profile(run % 2 != 0 ? RXECC_PROFILE_MLX5 : RXECC_PROFILE_PAPER);
-        // Small steps: the limiter stays on for many events.
-        p.rp_ai_rate = run % 5 == 0 ? 0 : rate(rng) / 100;
-        p.rp_hai_rate = run % 7 == 0 ? 0 : rate(rng) / 10;
-        p.rp_threshold = thr(rng);
-        p.rp_time_reset = reset(rng);
-        p.rp_rate_to_set_on_first_cnp = run % 3 == 0 ? 0 : first(rng);
-        p.rp_byte_reset = run % 4 == 0 ? 64 : 0;
+        const auto p = random_params(run, rng);
         rxecc_dcqcn_rp one{};
         rxecc_dcqcn_rp_cnp(&one, &p, kLine, 0);
-        if (run % 4 == 0) {
-            rxecc_dcqcn_rp_sent(&one, &p, kLine, 64ULL * 64 * thr(rng), 1);
+        if (p.rp_byte_reset != 0) {
+            rxecc_dcqcn_rp_sent(&one, &p, kLine, 64ULL * 64 * stages(rng), 1);
         }
         // A second CNP inside the monitor period: a cut pending in the run;
         // without it and with a first-CNP rate, Rc = Rt in fast recovery.
         if (run % 6 != 1) {
             rxecc_dcqcn_rp_cnp(&one, &p, kLine, 2);
         }
-        rxecc_dcqcn_rp stepped = one;
         const std::uint64_t end = periods(rng) * p.rp_time_reset * kUs + 17;
-        while (stepped.active != 0 && stepped.t_next_inc <= end) {
-            const std::uint64_t t_cut =
-                stepped.cut_pending != 0
-                    ? stepped.t_last_cut + p.rp_rate_reduce_monitor_period * kUs
-                    : UINT64_MAX;
-            rxecc_dcqcn_rp_advance(&stepped, &p, kLine, std::min(stepped.t_next_inc, t_cut));
-        }
-        rxecc_dcqcn_rp_advance(&stepped, &p, kLine, end);
+        const rxecc_dcqcn_rp stepped = advance_per_event(one, p, end);
         rxecc_dcqcn_rp_advance(&one, &p, kLine, end);
         const std::string where = "run " + std::to_string(run);
-        ASSERT_EQ(one.active, stepped.active) << where;
-        EXPECT_EQ(one.rc, stepped.rc) << where;
-        EXPECT_EQ(one.rt, stepped.rt) << where;
-        EXPECT_NEAR(one.alpha, stepped.alpha, RXECC_ALPHA_ONE / 1000 + stepped.alpha / 200) << where;
-        if (one.active != 0) {
-            EXPECT_EQ(one.t_stage, stepped.t_stage) << where;
-            EXPECT_EQ(one.t_next_inc, stepped.t_next_inc) << where;
-        }
+        expect_same_rates(one, stepped, where);
+        expect_same_timer(one, stepped, where);
     }
 }
 
