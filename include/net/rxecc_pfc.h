@@ -29,6 +29,7 @@
 #include <linux/netdevice.h>
 #include <linux/pkt_sched.h>
 #include <linux/skbuff.h>
+#include <net/rtnetlink.h>
 
 #define PFC_OPCODE		0x0101
 #define PFC_OPCODE_PAUSE	0x0001
@@ -138,13 +139,18 @@ static inline void pfc_frame_add(struct sk_buff *skb, int p, bool xoff, u16 quan
 
 /*
  * May a switch port send PFC frames out of @dev, the port traffic came in
- * from? Only out of an Ethernet port: not a bridge (a PFC frame is link
- * local; the bridge's ports are the links) and nothing without a MAC.
+ * from? Only out of an Ethernet link: not a bridge (a PFC frame is link
+ * local; the bridge's ports are the links), not a tunnel (it would carry
+ * the frame to its remote end), nothing without a MAC.
  */
 static inline bool pfc_port_dev_ok(const struct net_device *dev)
 {
+	const char *kind = dev->rtnl_link_ops ? dev->rtnl_link_ops->kind : "";
+
 	return dev->type == ARPHRD_ETHER && !(dev->flags & IFF_LOOPBACK) &&
-	       !netif_is_bridge_master(dev) && dev->addr_len == ETH_ALEN;
+	       dev->addr_len == ETH_ALEN && !netif_is_bridge_master(dev) &&
+	       strcmp(kind, "vxlan") && strcmp(kind, "geneve") &&
+	       strcmp(kind, "gretap") && strcmp(kind, "ip6gretap");
 }
 
 #endif /* _NET_RXECC_PFC_H */

@@ -53,7 +53,8 @@
 
 /* One ingress port's share of one priority queue. */
 struct pfc_port {
-	int ifindex;		/* 0: traffic from the host itself */
+	int iif;		/* skb->skb_iif of its packets; 0: the host's own */
+	int ifindex;		/* where its PFC frames go; 0: nowhere */
 	bool used;
 	bool xoff;		/* XOFF sent to it, XON not yet */
 	u32 bytes;		/* queued from it */
@@ -131,41 +132,45 @@ static u8 pfc_classify(const struct pfc_sched *s, struct sk_buff *skb)
 	}
 }
 
-/*
- * The port PFC frames for traffic from @ifindex go out of: @ifindex if it is
- * an Ethernet port in the qdisc's namespace, else 0 (accounted, never paused).
+/* The port PFC frames for traffic that came in on @iif go out of: the
+ * Ethernet port itself, or a VLAN device's real device (a MAC control frame
+ * is never tagged), if in the qdisc's namespace; else 0: the traffic is
+ * accounted and never paused (the host's own, a bridge, a tunnel).
  */
-static int pfc_port_ifindex(const struct pfc_sched *s, int ifindex)
+static int pfc_port_ifindex(const struct pfc_sched *s, int iif)
 {
+	struct net *net = dev_net(qdisc_dev(s->sch));
 	struct net_device *dev;
-	bool ok;
+	int ifindex = 0;
 
-	if (!ifindex)
+	if (!iif)
 		return 0;
 	rcu_read_lock();
-	dev = dev_get_by_index_rcu(dev_net(qdisc_dev(s->sch)), ifindex);
-	ok = dev && pfc_port_dev_ok(dev);
+	dev = dev_get_by_index_rcu(net, iif);
+	if (dev && is_vlan_dev(dev))
+		dev = vlan_dev_real_dev(dev);
+	if (dev && net_eq(dev_net(dev), net) && pfc_port_dev_ok(dev))
+		ifindex = dev->ifindex;
 	rcu_read_unlock();
-	return ok ? ifindex : 0;
+	return ifindex;
 }
 
-/* The slot of ingress port @ifindex in @b, taken if new. */
-static u8 pfc_port_slot(const struct pfc_sched *s, struct pfc_prio *b, int ifindex)
+/* The slot of the traffic from @iif in @b, taken if new. */
+static u8 pfc_port_slot(const struct pfc_sched *s, struct pfc_prio *b, int iif)
 {
 	int i, free = -1;
 
 	for (i = 0; i < PFC_PORTS; i++) {
-		if (b->port[i].used && b->port[i].ifindex == ifindex)
+		if (b->port[i].used && b->port[i].iif == iif)
 			return i;
 		if (!b->port[i].used && free < 0)
 			free = i;
 	}
-	if (ifindex && !pfc_port_ifindex(s, ifindex))
-		return pfc_port_slot(s, b, 0);
 	if (free < 0)
 		return PFC_NO_PORT;
 	b->port[free].used = true;
-	b->port[free].ifindex = ifindex;
+	b->port[free].iif = iif;
+	b->port[free].ifindex = pfc_port_ifindex(s, iif);
 	return free;
 }
 
@@ -345,8 +350,7 @@ static struct sk_buff *pfc_dequeue(struct Qdisc *sch)
 	return NULL;
 }
 
-/*
- * Add priority @p of ingress port @ifindex to the PFC frames in @frames: one
+/* Add priority @p of ingress port @ifindex to the PFC frames in @frames: one
  * frame per port, built when the port first needs one. RCU held: the frame's
  * skb->dev is used until pfc_send() returns, without a reference.
  */
@@ -370,8 +374,7 @@ add:
 	pfc_frame_add(skb, p, xoff, s->quanta);
 }
 
-/*
- * Under the queue lock and RCU: build the PFC frames due at @now into
+/* Under the queue lock and RCU: build the PFC frames due at @now into
  * @frames (one per ingress port); *@next is the next refresh time (U64_MAX
  * if none). With @drain every port in XOFF gets XON (the qdisc goes away).
  */

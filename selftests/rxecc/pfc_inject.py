@@ -37,6 +37,7 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=1.0)
     ap.add_argument("--dst", default=PFC_DA.hex(":"), help="destination MAC")
     ap.add_argument("--vlan", type=int, default=-1, help="802.1Q tag with this VID")
+    ap.add_argument("--count", type=int, help="send this many XOFFs (instead of --duration)")
     ap.add_argument("--no-xon", action="store_true", help="end without the XON")
     ap.add_argument("--go", help="start once this file exists")
     ap.add_argument("--go-timeout", type=float, default=300.0)
@@ -56,7 +57,7 @@ def main() -> None:
     first = time.time()
     last = first
     max_gap = 0.0
-    while time.time() - first < a.duration:
+    while (n < a.count) if a.count is not None else (time.time() - first < a.duration):
         now = time.time()
         max_gap = max(max_gap, now - last)
         last = now

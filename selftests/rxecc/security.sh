@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # What an unprivileged user or a host on the wire can do to rxecc and
-# sch_pfc (docs/security.md says what each test guards against):
+# sch_pfc (docs/rxe-fixes.md, section 1, says what each test guards against):
 #   - sch_pfc with 64 ingress ports in XOFF on two priorities, built by an
 #     unprivileged user in its own user and network namespace, releases
 #     every port with an XON on `change` and on `del` (pfc_ports.py);
@@ -17,6 +17,9 @@
 #   - a netdev deleted while its device holds its link partner in XOFF and
 #     netlink dumps loop: the device stops sending PFC at NETDEV_UNREGISTER
 #     and keeps its own reference to the netdev until it is deallocated;
+#   - sch_pfc's options fuzzed over rtnetlink while traffic crosses the
+#     port (pfc_tc_fuzz.py): refused requests change nothing, accepted ones
+#     exactly what they say, and the rules decide which is which;
 #   - PFC frames are sent only out of Ethernet ports: traffic that reaches a
 #     pfc port through a bridge device pauses nobody through it.
 source "$(dirname "$0")/lib.sh"
@@ -26,7 +29,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 T=$RXECC_TOOL
 
 ktap_header
-ktap_plan 6
+ktap_plan 7
 
 modules_unload >/dev/null 2>&1
 rxecc_load && pfc_load || { ktap_fail "load rdma_rxecc and sch_pfc"; ktap_finished; }
@@ -39,13 +42,31 @@ pfc_many_ports() {
 }
 ktap_result "sch_pfc: 64 ingress ports in XOFF on two priorities (an unprivileged user's namespace): change and del send every port its XON" pfc_many_ports
 
+# ---- sch_pfc options ------------------------------------------------------------
+tc_fuzz() {
+	local rc=0 pid
+	ip netns add sectc || return 1
+	ip link add t0 type veth peer name t1 netns sectc || return 1
+	ip addr add 10.50.0.1/24 dev t0 && ip link set t0 up || return 1
+	ip -n sectc addr add 10.50.0.2/24 dev t1 && ip -n sectc link set t1 up || return 1
+	ping -f -q -w "$(scaled_time 60)" 10.50.0.2 >/dev/null 2>&1 &
+	pid=$!
+	python3 "$HERE/pfc_tc_fuzz.py" t0 --count 1500 --seed 20 || rc=1
+	kill $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	ip link del t0
+	ip netns del sectc
+	return $rc
+}
+ktap_result "sch_pfc: 1500 fuzzed option sets (seed 20) under traffic; refused ones change nothing, accepted ones read back" tc_fuzz
+
 # ---- PFC frames not from the link partner ----------------------------------
-# inject DEV ARGS...: pfc_inject.py out of DEV (XOFF for priority 3 every
-# 10 ms for 30 ms, then XON); prints how many frames it sent.
+# inject DEV ARGS...: pfc_inject.py out of DEV (3 XOFFs for priority 3,
+# 10 ms apart, then XON); prints how many frames it sent.
 inject() {
 	local dev=$1
 	shift
-	python3 "$HERE/pfc_inject.py" "$dev" --prio 3 --period 0.01 --duration 0.03 "$@" |
+	python3 "$HERE/pfc_inject.py" "$dev" --prio 3 --period 0.01 --count 3 "$@" |
 		python3 -c 'import json,sys; print(json.load(sys.stdin)["frames"])'
 }
 # qd KEY [PRIO]: a value of `rxecc -j qdisc show dev s0`.
@@ -93,9 +114,10 @@ ktap_result "PFC frames to another address, broadcast, another group or with a V
 # (pfc, paused by its link partner so that it fills). The ingress device is
 # br0: it is no port PFC frames go out of (a link-local frame sent through a
 # bridge reaches every host on it), so the queue fills with no port in XOFF
-# and no XOFF sent.
+# and no XOFF sent. The same host's priority 2 comes in on VLAN 5 (v1.5):
+# its XOFF goes out of the real device v1, untagged, to the host.
 bridge_port() {
-	local ns=secbr hn=sechost rc=0
+	local ns=secbr hn=sechost rc=0 cap
 	ip netns add $ns && ip netns add $hn || return 1
 	ip -n $ns link set lo up
 	ip -n $ns link add br0 type bridge
@@ -110,11 +132,52 @@ bridge_port() {
 	ip -n $hn addr add 10.40.0.2/24 dev b1-h
 	ip -n $hn link set b1-h up
 	ip -n $hn route add default via 10.40.0.1
-	ip netns exec $ns "$T" qdisc add dev out0 pfc 0x02 link 1mbit delay 0us xoff 2000 xon 1000 \
+	ip -n $ns link add v1 type veth peer name v1-h netns $hn
+	ip -n $ns link add link v1 name v1.5 type vlan id 5
+	ip -n $hn link add link v1-h name v1-h.5 type vlan id 5
+	ip -n $ns addr add 10.41.0.1/24 dev v1.5
+	ip -n $hn addr add 10.41.0.2/24 dev v1-h.5
+	for d in v1 v1.5; do ip -n $ns link set $d up; done
+	for d in v1-h v1-h.5; do ip -n $hn link set $d up; done
+	ip -n $hn route add 10.9.0.3/32 via 10.41.0.1 dev v1-h.5
+	ip -n $ns neigh add 10.9.0.3 lladdr 02:00:00:00:00:03 dev out0 nud permanent
+	ip netns exec $ns "$T" qdisc add dev out0 pfc 0x06 link 1mbit delay 0us xoff 2000 xon 1000 \
 		headroom 64KiB limit 4MiB || return 1
-	# one XOFF at 1 Mbit/s: out0 sends nothing of priority 1 for 33.5 s
-	ip netns exec $ns python3 "$HERE/pfc_inject.py" sink0 --prio 1 --period 1 --duration 0.5 \
-		--no-xon >/dev/null || return 1
+	# one XOFF at 1 Mbit/s: out0 sends nothing of priorities 1 and 2 for 33.5 s
+	for p in 1 2; do
+		ip netns exec $ns python3 "$HERE/pfc_inject.py" sink0 --prio $p --count 1 --no-xon \
+			>/dev/null || return 1
+	done
+	ip netns exec $hn python3 -c '
+import socket, struct, sys, time
+SOL_PACKET, PACKET_AUXDATA, TP_STATUS_VLAN_VALID = 263, 8, 0x10
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x8808))
+s.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
+s.bind(("v1-h", 0))
+s.settimeout(10)
+end = time.time() + 10
+while time.time() < end:
+    f, anc, _, _ = s.recvmsg(2048, 64)
+    tagged = any(struct.unpack_from("=I", d)[0] & TP_STATUS_VLAN_VALID
+                 for lvl, typ, d in anc if lvl == SOL_PACKET and typ == PACKET_AUXDATA)
+    if f[:6] == bytes.fromhex("0180c2000001") and f[12:16] == b"\x88\x08\x01\x01":
+        enable, *times = struct.unpack("!H8H", f[16:34])
+        if enable & 4 and times[2]:
+            print("XOFF for priority 2 on v1-h,", "tagged" if tagged else "untagged")
+            sys.exit(1 if tagged else 0)
+sys.exit("no XOFF for priority 2 reached v1-h")' >"$LOGDIR/vlan-xoff.log" 2>&1 &
+	cap=$!
+	sleep 1
+	# priority 2 (DSCP 16) through VLAN 5 to out0
+	ip netns exec $hn python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 16 << 2)
+s.bind(("10.41.0.2", 0))
+for _ in range(20):
+    s.sendto(bytes(1000), ("10.9.0.3", 9))' || rc=1
+	wait $cap || rc=1
+	cat "$LOGDIR/vlan-xoff.log"
 	# 20 packets of priority 1 (DSCP 8) from b1-h, through br0, to out0.
 	ip netns exec $hn python3 -c '
 import socket
@@ -133,7 +196,7 @@ sys.exit(0 if p["backlog"] >= 10000 and p["xoff_ports"] == 0 and p["pause_tx"] =
 	ip netns del $hn
 	return $rc
 }
-ktap_result "sch_pfc: traffic that came in on a bridge device is queued without PFC: no port in XOFF, no XOFF sent" bridge_port
+ktap_result "sch_pfc: traffic from a bridge device is queued without PFC (no port in XOFF, no XOFF sent); from a VLAN device its XOFF goes out untagged" bridge_port
 
 # ---- netlink reads during rdma link add/delete --------------------------------
 # Link churn: N rounds of add and delete of r0 on e1 (veth).
@@ -174,7 +237,7 @@ print(" ".join(str(q["lqpn"]) for q in json.load(sys.stdin)
 }
 teardown_round() {
 	local r=$1 srv cli inj q2 q deferred
-	snap 2:rp_tx_deferred 2:tx_pfc_deferred
+	snap 2:rp_tx_deferred 2:tx_pfc_deferred 2:rp_cnp_handled
 	fabric_in 1 timeout 60 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -D 30 \
 		-p $((18800 + r)) --tclass=104 >"$LOGDIR/td.s$r.log" 2>&1 &
 	srv=$!
@@ -182,8 +245,11 @@ teardown_round() {
 	fabric_in 2 timeout 60 ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 4096 -D 30 \
 		-p $((18800 + r)) --tclass=104 "$(fabric_ip 1)" >"$LOGDIR/td.c$r.log" 2>&1 &
 	cli=$!
-	wait_for 20 bash -c "[ -n \"\$(ip netns exec $(fabric_ns 2) rdma -j res show qp link h2/1 |
-		grep ib_write_bw)\" ]" || { echo "round $r: no QP on h2"; return 1; }
+	# CNPs count only for a QP in RTR or later: wait for RTS
+	wait_for 20 bash -c "ip netns exec $(fabric_ns 2) $T -j qp show dev h2 | python3 -c '
+import json, sys
+sys.exit(0 if any(q[\"type\"] == \"RC\" and q[\"state\"] == \"RTS\" for q in json.load(sys.stdin)) else 1)'" ||
+		{ echo "round $r: no QP of h2 in RTS"; return 1; }
 	q2=$(qps_of 2)
 	for q in $q2; do
 		fabric_in 1 python3 "$HERE/roce_pkt.py" --src "$(fabric_ip 1)" --dst "$(fabric_ip 2)" \
@@ -193,7 +259,8 @@ teardown_round() {
 		--no-xon >"$LOGDIR/td.inject$r.json" &
 	inj=$!
 	sleep 1
-	deferred="rp_tx_deferred +$(delta 2:rp_tx_deferred), tx_pfc_deferred +$(delta 2:tx_pfc_deferred)"
+	deferred="rp_cnp_handled +$(delta 2:rp_cnp_handled), rp_tx_deferred +$(delta 2:rp_tx_deferred),"
+	deferred+=" tx_pfc_deferred +$(delta 2:tx_pfc_deferred)"
 	kill_tree $cli
 	wait $cli 2>/dev/null
 	wait $inj
@@ -202,7 +269,8 @@ teardown_round() {
 	wait_for 20 bash -c "[ -z \"\$(ip netns exec $(fabric_ns 2) rdma -j res show qp link h2/1 |
 		grep ib_write_bw)\" ]" || { echo "round $r: h2's QPs $q2 not destroyed"; return 1; }
 	echo "round $r: h2's QPs $q2 destroyed while held back ($deferred)"
-	[ "$(delta 2:rp_tx_deferred)" -gt 0 ] && [ "$(delta 2:tx_pfc_deferred)" -gt 0 ]
+	[ "$(delta 2:rp_cnp_handled)" -gt 0 ] && [ "$(delta 2:rp_tx_deferred)" -gt 0 ] &&
+		[ "$(delta 2:tx_pfc_deferred)" -gt 0 ]
 }
 qp_teardown() {
 	local r rounds
@@ -222,11 +290,11 @@ ktap_result "QPs destroyed while rate-limited and paused by PFC, round after rou
 
 # h1 sends XOFF when a received packet of priority 3 waited 100 us in its
 # receive backlog (often, under emulation, with two QPs writing 64 KiB
-# messages): h2 writes to it, and once h1
-# has sent XOFF its eth0 is deleted while an unprivileged user dumps the
-# netlink family in h1's namespace.
+# messages; a faster host may need a shorter wait): h2 writes to it, and
+# the moment h1 has sent XOFF (its send timer armed) its eth0 is deleted
+# while an unprivileged user dumps the netlink family in h1's namespace.
 netdev_gone() {
-	local srv cli pid rc=0 t0
+	local srv cli pid rc=0 t0 t1 sent
 	fabric_dcqcn 1 set pfc_enable 0x08 pfc_rx_xoff 100us pfc_rx_xon 20us || return 1
 	fabric_dcqcn 2 set pfc_enable none || return 1
 	t0=$(cnt 1 tx_prio3_pause)
@@ -237,14 +305,16 @@ netdev_gone() {
 	fabric_in 2 timeout 60 ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 65536 -q 2 -D 20 \
 		-p 18850 --tclass=104 "$(fabric_ip 1)" >"$LOGDIR/ng.c.log" 2>&1 &
 	cli=$!
-	wait_for 20 bash -c "[ \$(cat /sys/class/infiniband/h1/ports/1/hw_counters/tx_prio3_pause) -gt $t0 ]" ||
-		{ echo "h1 sent no XOFF"; rc=1; }
-	echo "h1: tx_prio3_pause +$(($(cnt 1 tx_prio3_pause) - t0))"
 	fabric_in 1 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		python3 "$HERE/genl_race.py" "$(scaled_time 4)" h1 &
+		python3 "$HERE/genl_race.py" "$(scaled_time 10)" h1 &
 	pid=$!
-	sleep 1
+	# the netdev goes the moment h1 has sent an XOFF: its send timer is armed
+	t1=$((SECONDS + $(scaled_time 20)))
+	while [ "$(cnt 1 tx_prio3_pause)" -le "$t0" ] && [ $SECONDS -lt $t1 ]; do sleep 0.05; done
+	sent=$(($(cnt 1 tx_prio3_pause) - t0))
 	fabric_in 1 ip link del eth0 || rc=1
+	echo "h1: tx_prio3_pause +$sent when eth0 was deleted"
+	[ "$sent" -gt 0 ] || { echo "h1 sent no XOFF"; rc=1; }
 	wait_for 20 bash -c "! [ -e /sys/class/infiniband/h1 ]" || { echo "h1 not unregistered"; rc=1; }
 	wait $pid || rc=1
 	kill_tree $cli; kill_tree $srv

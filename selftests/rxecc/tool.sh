@@ -121,11 +121,13 @@ ktap_result "dcqcn set: values with units, one change announced on the config gr
 defaults_scope() {
 	local rc=0 m1=$LOGDIR/tool.monitor.h1 m0=$LOGDIR/tool.monitor.init p1 p0 before
 	before=$("$T" -j dcqcn show defaults | json 'd[0]["dcqcn"]["rp_threshold"]')
-	in1 "$T" -j monitor interval 0.5 count 4 >"$m1" &
+	# both monitors have joined the group well before the change and are
+	# still there well after it, on a slow kernel too
+	in1 "$T" -j monitor interval 0.5 count "$(scaled_time 12)" >"$m1" &
 	p1=$!
-	"$T" -j monitor interval 0.5 count 4 >"$m0" &
+	"$T" -j monitor interval 0.5 count "$(scaled_time 12)" >"$m0" &
 	p0=$!
-	sleep 1
+	sleep "$(scaled_time 2)"
 	"$T" dcqcn set defaults rp_threshold 9 || rc=1
 	wait $p1 $p0 || rc=1
 	"$T" dcqcn set defaults rp_threshold "$before" || rc=1

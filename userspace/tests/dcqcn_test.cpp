@@ -576,6 +576,32 @@ TEST(DcqcnRp, OneLongAdvanceEqualsOneCallPerEvent) {
     }
 }
 
+// A maximum lowered below Rt between two calls applies at the next event, as
+// it does one event at a time: no run of events takes Rt or Rc past it (and
+// releases the limiter early).
+TEST(DcqcnRp, LoweredMaximumBetweenCallsEqualsOneCallPerEvent) {
+    auto p = profile(RXECC_PROFILE_PAPER);
+    p.rp_rate_to_set_on_first_cnp = 20'000;  // 20 Gbit/s
+    p.rp_threshold = 0;
+    p.rp_hai_rate = 100;
+    rxecc_dcqcn_rp one{};
+    rxecc_dcqcn_rp_cnp(&one, &p, kLine, 0);
+    const std::uint64_t t0 = 200ULL * p.rp_time_reset * kUs;
+    rxecc_dcqcn_rp_advance(&one, &p, kLine, t0);
+    ASSERT_EQ(one.active, 1);
+    ASSERT_GT(one.rt, one.rc);
+    // Between Rc and Rt: Rt comes down to it, Rc goes on up to it.
+    p.rp_max_rate = static_cast<std::uint32_t>(one.rc / 1000 + 1);
+    ASSERT_LT(p.rp_max_rate * 1000ULL, one.rt);
+    // A few events later Rc is still on its way up to the new maximum.
+    const std::uint64_t end = t0 + 4ULL * p.rp_time_reset * kUs;
+    const rxecc_dcqcn_rp stepped = advance_per_event(one, p, end);
+    rxecc_dcqcn_rp_advance(&one, &p, kLine, end);
+    expect_same_rates(one, stepped, "lowered maximum");
+    EXPECT_EQ(one.active, 1);
+    EXPECT_EQ(one.rt, p.rp_max_rate * 1000ULL);
+}
+
 // The worst case for an event loop: 1 us timer events with no increase, for
 // two hours (7.2e9 events), are all taken, none dropped.
 TEST(DcqcnRp, TwoHoursOfMicrosecondEventsAreTakenWhole) {

@@ -240,6 +240,7 @@ void rxecc_np_rcv(struct rxe_pkt_info *pkt, struct sk_buff *skb);
 void rxecc_np_in_seq(struct rxe_qp *qp, struct rxe_pkt_info *pkt);
 void rxecc_rcv_cnp(struct rxe_pkt_info *pkt, struct sk_buff *skb);
 int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+bool rxecc_qp_of_current(struct rxe_qp *qp);
 
 /* Priorities and PFC (rxecc_pfc.c). */
 static inline u8 rxecc_cfg_prio(const struct rxecc_cc_config *cfg, u8 tclass)

@@ -603,11 +603,12 @@ out:
 /*
  * The QP waits for the time one MTU-sized packet takes on the link, at least
  * @min_ns: its timer schedules the requester or, with @resp, the responder
- * then, never later than a wake-up already due.
+ * then, never later than a wake-up already due. False if the QP is being
+ * cleaned up or reset (nothing arms its timer): it must not wait then.
  */
 #define RXECC_TX_RETRY_MIN_NS	10000
 
-static void rxecc_tx_defer(struct rxe_qp *qp, const struct rxecc_cc_config *cfg,
+static bool rxecc_tx_defer(struct rxe_qp *qp, const struct rxecc_cc_config *cfg,
 			   bool resp, u64 min_ns)
 {
 	u64 mbps = rxecc_link_mbps(to_rdev(qp->ibqp.device), cfg);
@@ -618,9 +619,12 @@ static void rxecc_tx_defer(struct rxe_qp *qp, const struct rxecc_cc_config *cfg,
 
 	wait = max_t(u64, div64_u64((u64)(qp->mtu + RXECC_WIRE_OVERHEAD) * 8000, mbps),
 		     min_ns);
+	bool armed = false;
+
 	spin_lock_irqsave(&cc->lock, flags);
 	if (cc->stopped)
 		goto out;
+	armed = true;
 	if (resp)
 		cc->wait_resp = 1;
 	else
@@ -631,6 +635,7 @@ static void rxecc_tx_defer(struct rxe_qp *qp, const struct rxecc_cc_config *cfg,
 		hrtimer_start(&cc->rl_timer, when, HRTIMER_MODE_ABS_SOFT);
 out:
 	spin_unlock_irqrestore(&cc->lock, flags);
+	return armed;
 }
 
 /*
@@ -682,10 +687,8 @@ static bool rxecc_egress_wait(struct rxe_qp *qp, bool resp)
 		goto out;
 	if (is_vlan_dev(dev))
 		dev = vlan_dev_real_dev(dev);
-	if (rxecc_egress_backlog(dev, rxecc_qp_prio(qp, cfg)) >= cfg->tx_qlimit) {
-		rxecc_tx_defer(qp, cfg, resp, RXECC_TX_RETRY_MIN_NS);
-		wait = true;
-	}
+	if (rxecc_egress_backlog(dev, rxecc_qp_prio(qp, cfg)) >= cfg->tx_qlimit)
+		wait = rxecc_tx_defer(qp, cfg, resp, RXECC_TX_RETRY_MIN_NS);
 out:
 	rcu_read_unlock();
 	if (wait)
@@ -772,16 +775,18 @@ bool rxecc_tx_nomem(struct rxe_qp *qp, struct rxe_av *av, bool resp)
 {
 	struct rxe_dev *rxe = to_rdev(qp->ibqp.device);
 	const struct ib_gid_attr *attr;
+	bool armed;
 
 	attr = rdma_get_gid_attr(&rxe->ib_dev, 1, av->grh.sgid_index);
 	if (IS_ERR(attr))
 		return false;
 	rdma_put_gid_attr(attr);
 	rcu_read_lock();
-	rxecc_tx_defer(qp, rxecc_qp_cfg(qp), resp, RXECC_TX_NOMEM_WAIT_NS);
+	armed = rxecc_tx_defer(qp, rxecc_qp_cfg(qp), resp, RXECC_TX_NOMEM_WAIT_NS);
 	rcu_read_unlock();
-	rxe_counter_inc(rxe, RXECC_CNT_TX_NOMEM_RETRY);
-	return true;
+	if (armed)
+		rxe_counter_inc(rxe, RXECC_CNT_TX_NOMEM_RETRY);
+	return armed;
 }
 
 /*
@@ -1056,11 +1061,28 @@ void rxecc_qp_clear_counts(struct rxe_qp *qp)
 	spin_unlock_irqrestore(&qp->cc.lock, flags);
 }
 
+/* Did the process reading about @qp (netlink dumps run in it) create it? */
+bool rxecc_qp_of_current(struct rxe_qp *qp)
+{
+	struct task_struct *owner = qp->ibqp.res.task;
+
+	return owner && !rdma_is_kernel_res(&qp->ibqp.res) &&
+	       task_tgid(owner) == task_tgid(current);
+}
+
+/*
+ * `rdma res show qp -dd`: rxecc's state of the QP, for an administrator of
+ * its namespace or the QP's own process (as QP_GET of the rxecc family).
+ */
 int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
+	struct rxe_dev *rxe = to_rdev(ibqp->device);
 	struct rxecc_qp_snap s;
 	struct nlattr *table;
 
+	if (!ns_capable_noaudit(rxe->cc.net->user_ns, CAP_NET_ADMIN) &&
+	    !rxecc_qp_of_current(to_rqp(ibqp)))
+		return 0;
 	rxecc_qp_snapshot(to_rqp(ibqp), &s);
 	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
 	if (!table)

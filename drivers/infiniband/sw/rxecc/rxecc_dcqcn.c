@@ -351,6 +351,7 @@ static void rxecc_increase(struct rxecc_dcqcn_rp *rp,
  * the distance Rt - Rc is at its fixed point for the rule's step, which it
  * reaches within some 30 events (it halves towards the step each event),
  * as long as Rt stays at or below the maximum. 0: take the next one alone.
+ * A run never releases the limiter: Rc stays below Rt and the maximum.
  */
 static u64 rxecc_timer_run(const struct rxecc_dcqcn_rp *rp,
 			   const struct rxecc_dcqcn_params *p, u64 max,
@@ -359,7 +360,8 @@ static u64 rxecc_timer_run(const struct rxecc_dcqcn_rp *rp,
 	u32 t = rp->t_stage, f = p->rp_threshold;
 	u64 inc = rxecc_stage_inc(rp, p), gap = rp->rt - rp->rc, n;
 
-	if ((gap + inc) / 2 != gap || (!inc && rp->rt >= max))
+	/* Rt at (or, after the maximum was lowered, above) the maximum: one by one */
+	if ((gap + inc) / 2 != gap || rp->rt >= max)
 		return 0;
 	n = rxecc_div64(until - rp->t_next_inc, per) + 1;
 	if (t < f && n > f - t)

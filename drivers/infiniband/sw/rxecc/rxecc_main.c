@@ -65,12 +65,14 @@ int rxecc_dev_registering(struct rxe_dev *rxe)
  */
 void rxecc_dev_registered(struct rxe_dev *rxe)
 {
+	/* the name and index set before; pairs with rxecc_dev_visible() */
 	smp_store_release(&rxe->cc.visible, true);
 }
 
 /* On the list and named: a device netlink may show (lock held). */
 static bool rxecc_dev_visible(struct rxe_dev *rxe, struct net *net)
 {
+	/* pairs with rxecc_dev_registered(): then the name is there */
 	return net_eq(rxe->cc.net, net) && smp_load_acquire(&rxe->cc.visible);
 }
 

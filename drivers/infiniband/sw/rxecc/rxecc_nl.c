@@ -674,17 +674,14 @@ cancel:
 
 /*
  * May the reader of @cb see @qp? An administrator of the namespace sees
- * every QP; anyone else the QPs their own process created: a QP number,
- * its peer's and its rate are what a forged CNP needs.
+ * every QP; anyone else the QPs their own process created (rxecc's state
+ * of a QP is its owner's business; its numbers and PSNs ib_core's `rdma res`
+ * shows to everyone anyway, so the defence against forged packets is in the
+ * receive path's checks).
  */
 static bool rxecc_nl_qp_visible(struct netlink_callback *cb, struct rxe_qp *qp)
 {
-	struct task_struct *owner = qp->ibqp.res.task;
-
-	if (netlink_net_capable(cb->skb, CAP_NET_ADMIN))
-		return true;
-	return owner && !rdma_is_kernel_res(&qp->ibqp.res) &&
-	       task_tgid(owner) == task_tgid(current);
+	return netlink_net_capable(cb->skb, CAP_NET_ADMIN) || rxecc_qp_of_current(qp);
 }
 
 /*
