@@ -151,7 +151,7 @@ bridge_port() {
 	ip netns exec $hn python3 -c '
 import socket, struct, sys, time
 SOL_PACKET, PACKET_AUXDATA, TP_STATUS_VLAN_VALID = 263, 8, 0x10
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x8808))
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))  # ETH_P_ALL: before untagging
 s.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
 s.bind(("v1-h", 0))
 s.settimeout(10)
