@@ -40,7 +40,13 @@ fi
 mkdir -p "$LOGDIR"
 
 # ---- KTAP -----------------------------------------------------------------
-_ktap_num=0 _ktap_pass=0 _ktap_fail=0 _ktap_skip=0
+_ktap_num=0 _ktap_pass=0 _ktap_fail=0 _ktap_skip=0 _ktap_mark=$SECONDS
+# _ktap_took: a diagnostic with the seconds since the previous result, so a
+# run's log shows which test spends the time budget of make check.
+_ktap_took() {
+	echo "# time: $((SECONDS - _ktap_mark)) s"
+	_ktap_mark=$SECONDS
+}
 
 ktap_header() { echo "TAP version 13"; }
 ktap_plan() { echo "1..$1"; }
@@ -49,17 +55,20 @@ ktap_diag() { local l; while IFS= read -r l; do echo "# $l"; done <<<"$*"; }
 ktap_pass() {
 	_ktap_num=$((_ktap_num + 1)) _ktap_pass=$((_ktap_pass + 1))
 	echo "ok $_ktap_num $*"
+	_ktap_took
 }
 
 ktap_fail() {
 	_ktap_num=$((_ktap_num + 1)) _ktap_fail=$((_ktap_fail + 1))
 	echo "not ok $_ktap_num $*"
+	_ktap_took
 }
 
 # ktap_skip DESC REASON
 ktap_skip() {
 	_ktap_num=$((_ktap_num + 1)) _ktap_skip=$((_ktap_skip + 1))
 	echo "ok $_ktap_num $1 # SKIP $2"
+	_ktap_took
 }
 
 # ktap_result DESC CMD...: run CMD, pass if it exits 0; on failure its output
