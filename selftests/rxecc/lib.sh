@@ -187,19 +187,35 @@ rdma_link_add() {
 	wait_for 10 grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state"
 }
 
+# gid_of IP: the GID of an IPv4 (IPv4-mapped) or IPv6 address, written as
+# sysfs writes it (eight groups of four lower-case hex digits). Plain bash:
+# a python3 start takes seconds on an emulated CPU, and tests look GIDs up
+# often.
+gid_of() {
+	local ip=$1 a b c d h t i hs=() ts=() out=()
+	if [[ $ip != *:* ]]; then
+		IFS=. read -r a b c d <<<"$ip"
+		printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$a" "$b" "$c" "$d"
+		return
+	fi
+	if [[ $ip == *::* ]]; then h=${ip%%::*} t=${ip#*::}; else h=$ip t=; fi
+	[ -z "$h" ] || IFS=: read -ra hs <<<"$h"
+	[ -z "$t" ] || IFS=: read -ra ts <<<"$t"
+	out=("${hs[@]}")
+	for ((i = ${#hs[@]} + ${#ts[@]}; i < 8; i++)); do out+=(0); done
+	out+=("${ts[@]}")
+	for i in "${!out[@]}"; do printf -v "out[i]" '%04x' "0x${out[i]}"; done
+	(IFS=:; echo "${out[*]}")
+}
+
 # gid_index DEV IP: the index of the RoCEv2 GID of IP (IPv4 or IPv6) on port 1.
 gid_index() {
-	local dev=$1 ip=$2 want f
-	if [[ $ip == *:* ]]; then
-		want=$(python3 -c 'import ipaddress,sys; print(ipaddress.IPv6Address(sys.argv[1]).exploded)' "$ip")
-	else
-		want=$(python3 -c 'import ipaddress,sys; print(ipaddress.IPv6Address("::ffff:"+sys.argv[1]).exploded)' "$ip")
-	fi
-	local i
+	local dev=$1 want i g
+	want=$(gid_of "$2")
 	for i in $(seq 0 15); do
-		f=/sys/class/infiniband/$dev/ports/1/gids/$i
-		[ -r "$f" ] || continue
-		if [ "$(cat "$f" 2>/dev/null)" = "$want" ]; then
+		g=
+		read -r g 2>/dev/null <"/sys/class/infiniband/$dev/ports/1/gids/$i" || continue
+		if [ "$g" = "$want" ]; then
 			echo "$i"
 			return 0
 		fi

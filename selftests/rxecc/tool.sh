@@ -22,7 +22,7 @@ ERR=$LOGDIR/tool.stderr
 NOCAP=(setpriv --bounding-set -net_admin --inh-caps -net_admin)
 
 ktap_header
-ktap_plan 14
+ktap_plan 15
 
 [ -x "$T" ] || { ktap_fail "the tool is built ($T)"; ktap_finished; }
 modules_unload >/dev/null 2>&1
@@ -303,21 +303,77 @@ helps() {
 }
 ktap_result "--help for every command, usage errors exit 1" helps
 
-fuzz() {
-	local before after
-	before=$(in1 "$T" -j dcqcn show; "$T" -j dcqcn show defaults)
-	in1 python3 "$HERE/genl_fuzz.py" h1 --count 3000 --seed 4791 || return 1
-	# The fuzzer checked every rejected change; restore what it may have set.
+# config_now: h1's configuration and the defaults, as JSON.
+config_now() { in1 "$T" -j dcqcn show; "$T" -j dcqcn show defaults; }
+# config_restore: h1 and the defaults back to the module's own settings.
+config_restore() {
 	local all="rp_enable all np_enable all ecn ect0 pfc_enable none roce_prio dscp link_speed auto"
 	all+=" pfc_rx_xoff 0 pfc_rx_xon 0 tx_qlimit 0 dscp2prio default"
 	in1 "$T" dcqcn profile dev h1 mlx5 && in1 "$T" dcqcn set dev h1 $all &&
-		"$T" dcqcn profile defaults mlx5 && "$T" dcqcn set defaults $all || return 1
-	after=$(in1 "$T" -j dcqcn show; "$T" -j dcqcn show defaults)
+		"$T" dcqcn profile defaults mlx5 && "$T" dcqcn set defaults $all
+}
+
+fuzz() {
+	local before after
+	before=$(config_now)
+	in1 python3 "$HERE/genl_fuzz.py" h1 --count 3000 --seed 4791 || return 1
+	# The fuzzer checked every rejected change; restore what it may have set.
+	config_restore || return 1
+	after=$(config_now)
 	[ "$before" = "$after" ] || { echo "not restored: $before / $after"; return 1; }
 	# The family still answers and traffic still runs.
 	traffic fuzzed
 }
 ktap_result "netlink: 16 malformed requests get their errors, 3000 fuzzed ones (seed 4791); rejected ones change nothing" fuzz
+
+# Each command of the family (genl_privs.py) from five callers: root; a user
+# without capabilities; that user as root of a user namespace, in h1's network
+# namespace (owned by the initial user namespace: no CAP_NET_ADMIN over it)
+# and in a network namespace of its own; root of another network namespace.
+# errno: 1 EPERM, 19 ENODEV (a device of another namespace is not there).
+# Reads are open to every caller of h1's namespace; device changes need
+# CAP_NET_ADMIN over it, the defaults (global) CAP_NET_ADMIN over the initial
+# user namespace. A refused change changes nothing.
+privileges() {
+	local rc=0 unpriv=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
+	local others="dev_get=19 dev_set=19 defaults_get=0 stats_get=19 stats_reset=19 qp_dump=0"
+	others+=" dev_dump=0 dev_dump_entries=0 qp_dump_entries=0"
+	local reader="dev_get=0 dev_dump=0 dev_dump_entries=1 dev_set=1 defaults_get=0"
+	reader+=" defaults_set=1 stats_get=0 stats_reset=1 qp_dump=0"
+	# row NAME EXPECTED KEEPS CMD...: KEEPS "all" (h1 and the defaults), "h1"
+	# (h1's configuration) or "none" must not change
+	row() {
+		local name=$1 want=$2 keeps=$3 got before after
+		shift 3
+		before=$(config_now)
+		got=$("$@" python3 "$HERE/genl_privs.py" h1 2>&1)
+		after=$(config_now)
+		[ "$keeps" != h1 ] || { before=$(echo "$before" | head -n 1); after=$(echo "$after" | head -n 1); }
+		echo "$name: $got"
+		python3 -c '
+import json, sys
+got = json.loads(sys.argv[1])
+bad = [f"{k}: {got.get(k)}, want {v}" for k, v in (w.split("=") for w in sys.argv[2].split())
+       if str(got.get(k)) != v]
+print("\n".join(bad)); sys.exit(1 if bad else 0)' "$got" "$want" || rc=1
+		[ "$keeps" = none ] || [ "$before" = "$after" ] || { echo "$name changed the configuration"; rc=1; }
+	}
+	ip netns add rxecc-privs || return 1
+	row "root in h1's namespace" "dev_get=0 dev_dump=0 dev_dump_entries=1 dev_set=0 defaults_get=0 defaults_set=0 stats_get=0 stats_reset=0 qp_dump=0" none in1
+	config_restore || rc=1
+	row "no CAP_NET_ADMIN in h1's namespace" "$reader" all in1 "${unpriv[@]}"
+	if "${unpriv[@]}" unshare -Ur true 2>/dev/null; then
+		row "user-namespace root in h1's namespace" "$reader" all in1 "${unpriv[@]}" unshare -Ur
+		row "user-namespace root in its own namespace" "$others defaults_set=1" all "${unpriv[@]}" unshare -Urn
+	else
+		echo "no user namespaces in this kernel: those two rows are not run"
+	fi
+	row "root in another namespace" "$others defaults_set=0" h1 ip netns exec rxecc-privs
+	ip netns delete rxecc-privs
+	config_restore || rc=1
+	return $rc
+}
+ktap_result "netlink privileges: root, no CAP_NET_ADMIN, user-namespace root (h1's and its own namespace), another namespace: each command allowed or refused as it should, refusals change nothing" privileges
 
 cleanup_check() {
 	fabric_destroy
