@@ -8,8 +8,8 @@
 # IP-fragmented packets, unknown, zero and destroyed QP numbers, a foreign
 # P_Key, CNPs with random or stale QPs, from the wrong host, with a foreign
 # P_Key or malformed, CE-marked packets with a wrong PSN),
-# some spoofing h2's address, and the switch sends random PFC frames to
-# h1's port.
+# some spoofing h2's address, over IPv4 and (another live transfer) IPv6,
+# and the switch sends random PFC frames to h1's port.
 #   - every packet is dropped and counted: each drop counter of h1 grows by
 #     exactly what the fuzzer sent for it;
 #   - the live transfer passes all its checks; no CNP reached h1's rate
@@ -27,7 +27,7 @@ FUZZ=${FUZZ:-4000}		# RoCE packets per round
 PFC_FUZZ=${PFC_FUZZ:-2000}	# PFC frames
 
 ktap_header
-ktap_plan 4
+ktap_plan 5
 
 verbs_fabric 3
 
@@ -53,9 +53,10 @@ for c in sys.argv[2].split():
 	return $rc
 }
 
-# live_start NAME: h2 -> h1 until live_stop (verbs.sh); LIVE_QPN: h1's QP of it.
+# live_start NAME [ADDR]: h2 -> h1 (h1's ADDR) until live_stop (verbs.sh);
+# LIVE_QPN: h1's QP of it.
 live_start() {
-	verbs_live_start "$1" 2 19600 || return 1
+	verbs_live_start "$1" 2 19600 60 "${2:-$(fabric_ip 1)}" || return 1
 	wait_for 20 bash -c "ip netns exec $(fabric_ns 1) rdma -j res show qp link h1/1 |
 		grep -q '\"comm\":\"rxecc-verbs\"'" || return 1
 	LIVE_QPN=$(fabric_in 1 rdma -j res show qp link h1/1 | python3 -c '
@@ -82,12 +83,13 @@ print(",".join(str(q["lqpn"]) for q in json.load(sys.stdin) if q.get("type") == 
 	echo "stale QPs of h1: $STALE"
 }
 
-roce_round() {	# SEED
-	local seed=$1 sn rc=0
+roce_round() {	# SEED [6]: over IPv4, or IPv6
+	local seed=$1 sn rc=0 ip=fabric_ip
+	[ "${2:-4}" = 4 ] || ip=fabric_ip6
 	snap_drops
 	sn=$(softnet_drops)
-	fabric_in 3 python3 "$HERE/roce_fuzz.py" roce --src "$(fabric_ip 3)" --peer "$(fabric_ip 2)" \
-		--dst "$(fabric_ip 1)" --live "$LIVE_QPN" --stale "$STALE" --count "$FUZZ" --seed "$seed" \
+	fabric_in 3 python3 "$HERE/roce_fuzz.py" roce --src "$($ip 3)" --peer "$($ip 2)" \
+		--dst "$($ip 1)" --live "$LIVE_QPN" --stale "$STALE" --count "$FUZZ" --seed "$seed" \
 		>"$LOGDIR/fuzz-$seed.json" || return 1
 	sleep 1
 	cat "$LOGDIR/fuzz-$seed.json"
@@ -110,6 +112,17 @@ roce_fuzz() {
 	return $rc
 }
 ktap_result "RoCE fuzz (2 x $FUZZ packets, seeds 1 and 2): every packet dropped and counted by reason, the live QP's data verified" roce_fuzz
+
+# The same over IPv6: the live transfer on h1's IPv6 GID, the fuzzer's
+# packets with IPv6 headers (and valid UDP checksums).
+roce_fuzz6() {
+	live_start roce6 "$(fabric_ip6 1)" || return 1
+	local rc=0
+	roce_round 4 6 || rc=1
+	live_stop roce6 || rc=1
+	return $rc
+}
+ktap_result "RoCE fuzz over IPv6 ($FUZZ packets, seed 4): every packet dropped and counted by reason, the live QP's data verified" roce_fuzz6
 
 no_throttle() {
 	# h1's QP handled no CNP: none of the fuzzer's CNPs (random or stale

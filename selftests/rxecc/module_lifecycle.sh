@@ -5,7 +5,7 @@
 # binding of UDP 4791, and living beside the in-tree rdma_rxe.
 source "$(dirname "$0")/lib.sh"
 need_root
-CYCLES=${CYCLES:-20}
+CYCLES=${CYCLES:-8}
 
 ktap_header
 ktap_plan 24

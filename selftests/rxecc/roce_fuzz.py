@@ -10,9 +10,11 @@ from a seed, for the guest selftests (integrity.sh).
 Every packet is one the device must drop, and which of its counters it must
 count it in is known: the tool prints JSON {"sent": N, "kinds": {...},
 "expect": {counter: packets}}. The IP and UDP headers are always valid, so
-every packet reaches the RoCE receive path (IPv4, UDP port 4791, checksum 0).
+every packet reaches the RoCE receive path (UDP port 4791; IPv4 with UDP
+checksum 0, or IPv6, with a valid UDP checksum, when the addresses are
+IPv6 ones).
 
-RoCE kinds (raw IPv4 socket; OWN is this host, PEER the live QPs' peer):
+RoCE kinds (raw IP socket; OWN is this host, PEER the live QPs' peer):
   truncated     UDP payload shorter than a BTH                 rx_drop_malformed
   opcode        an opcode rxe has no entry for                 rx_drop_malformed
   tver          transport version not 0                        rx_drop_malformed
@@ -21,7 +23,7 @@ RoCE kinds (raw IPv4 socket; OWN is this host, PEER the live QPs' peer):
                 (random, 0, or a destroyed QP's number)
   qp_type       UD SEND to a live RC QP                        rx_drop_qp_state
   addr          valid request to a live QP from OWN, some
-                oversized (IP-fragmented, up to 4 KiB)         rx_drop_addr_mismatch
+                oversized (IPv4: fragmented, up to 4 KiB)      rx_drop_addr_mismatch
   pkey          from PEER (spoofed) with a foreign P_Key       rx_drop_key_mismatch
   icrc          from PEER (spoofed), bad ICRC                  rx_icrc_encapsulated
   cnp_unknown   CNP to a QP that does not exist                rp_cnp_ignored
@@ -88,9 +90,39 @@ def bth(opcode, qpn, psn, pad=0, tver=0, pkey=0xffff):
                        psn & 0xffffff)
 
 
+def ip6_header(src, dst, payload_len, tclass, flow, hop):
+    return struct.pack("!IHBB16s16s", 6 << 28 | (tclass & 0xff) << 20 | (flow & 0xfffff),
+                       payload_len, socket.IPPROTO_UDP, hop, socket.inet_pton(socket.AF_INET6, src),
+                       socket.inet_pton(socket.AF_INET6, dst))
+
+
+def roce6(src, dst, body, sport, icrc_ok=True, tclass=0):
+    """IPv6 + UDP (checksummed) + body (+ ICRC, as roce())."""
+    udp_len = 8 + len(body) + (4 if icrc_ok is not None else 0)
+    tail = b""
+    if icrc_ok is not None:
+        masked = (b"\xff" * 8 + ip6_header(src, dst, udp_len, 0xff, 0xfffff, 0xff) +
+                  struct.pack("!HHH", sport, ROCE_PORT, udp_len) + b"\xff\xff" +
+                  body[:4] + b"\xff" + body[5:])
+        icrc = zlib.crc32(masked) & 0xffffffff
+        if not icrc_ok:
+            icrc ^= 1 << random.randrange(32)
+        tail = struct.pack("<I", icrc)
+    data = body + tail
+    pseudo = (socket.inet_pton(socket.AF_INET6, src) + socket.inet_pton(socket.AF_INET6, dst) +
+              struct.pack("!II", udp_len, socket.IPPROTO_UDP))
+    udp = struct.pack("!HHHH", sport, ROCE_PORT, udp_len, 0)
+    csum = checksum(pseudo + udp + data + b"\0" * (len(data) & 1)) or 0xffff
+    udp = udp[:6] + struct.pack("!H", csum)
+    return ip6_header(src, dst, udp_len, tclass, random.randrange(1 << 20), 64) + udp + data
+
+
 def roce(src, dst, body, ident, sport, icrc_ok=True, df=True, tos=0):
     """IPv4 + UDP + body (+ ICRC over the masked headers, RoCEv2 annex A17,
-    unless body is to be sent as it is: icrc_ok None)."""
+    unless body is to be sent as it is: icrc_ok None); IPv6 (roce6()) when
+    the addresses are."""
+    if ":" in dst:
+        return roce6(src, dst, body, sport, icrc_ok, tos)
     udp_len = 8 + len(body) + (4 if icrc_ok is not None else 0)
     total = 20 + udp_len
     udp = struct.pack("!HHHH", sport, ROCE_PORT, udp_len, 0)
@@ -168,7 +200,7 @@ def roce_packet(kind, a, ident):
         deth = struct.pack("!II", 0x80010000, 1)     # Q_Key, source QP
         return roce(a.src, a.dst, bth(UD_SEND_ONLY, live, psn) + deth + payload, ident, sport)
     if kind == "addr":
-        big = random.random() < 0.2
+        big = random.random() < 0.2 and ":" not in a.dst	# no IPv6 fragments here
         if big:
             payload = random.randbytes(random.randrange(1500, 4096))
         return roce(a.src, a.dst, bth(RC_SEND_ONLY, live, psn) + payload, ident, sport, df=not big)
@@ -238,11 +270,15 @@ def main():
     kinds, expect = {}, {}
     t0 = time.monotonic()
     if a.mode == "roce":
-        sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+        v6 = ":" in a.dst
+        # IPPROTO_RAW: the packet carries its own IP header (IPv4 and IPv6)
+        sock = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_RAW,
+                             socket.IPPROTO_RAW)
         names = sorted(ROCE_KINDS)
         for i in range(a.count):
             kind = random.choice(names)
-            for frag in fragments(roce_packet(kind, a, i & 0xffff)):
+            pkt = roce_packet(kind, a, i & 0xffff)
+            for frag in [pkt] if v6 else fragments(pkt):
                 sock.sendto(frag, (a.dst, 0))
             kinds[kind] = kinds.get(kind, 0) + 1
             counters = ROCE_KINDS[kind]

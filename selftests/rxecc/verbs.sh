@@ -55,9 +55,10 @@ sys.exit(0 if j["ok"] and bad == 0 and j["all_checked"] else 1)
 EOF
 }
 
-# verbs_server NAME PORT TIMEOUT: a server on h1; waits until it listens.
+# verbs_server NAME PORT TIMEOUT [ADDR]: a server on h1 (on ADDR only, if
+# given); waits until it listens.
 verbs_server() {
-	fabric_in 1 timeout 900 "$VERBS" server -p "$2" --timeout "$3" >"$LOGDIR/$1.s.json" \
+	fabric_in 1 timeout 900 "$VERBS" server ${4:+"$4"} -p "$2" --timeout "$3" >"$LOGDIR/$1.s.json" \
 		2>"$LOGDIR/$1.s.err" &
 	VERBS_S[$1]=$!
 	wait_for 10 grep -q listening "$LOGDIR/$1.s.err"
@@ -85,10 +86,10 @@ verbs_run() {
 	return $rc
 }
 
-verbs_live_start() {
-	local name=$1 h=$2 port=$3 tmo=${4:-60}
-	verbs_server "$name" "$port" "$tmo" || return 1
-	fabric_in "$h" timeout 900 "$VERBS" client "$(fabric_ip 1)" -p "$port" --duration 900 \
+verbs_live_start() {	# NAME HOST PORT [TIMEOUT [ADDR]]: ADDR, h1's, default its IPv4 one
+	local name=$1 h=$2 port=$3 tmo=${4:-60} addr=${5:-$(fabric_ip 1)}
+	verbs_server "$name" "$port" "$tmo" "$addr" || return 1
+	fabric_in "$h" timeout 900 "$VERBS" client "$addr" -p "$port" --duration 900 \
 		--seed "$port" --max-size 16384 --timeout "$tmo" >"$LOGDIR/$name.c.json" \
 		2>"$LOGDIR/$name.c.err" &
 	VERBS_C[$name]=$!
