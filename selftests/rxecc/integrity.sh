@@ -40,7 +40,7 @@ QUEUE="link 1gbit limit 256KiB xoff 24KiB xon 12KiB headroom 160KiB"
 MARK="kmin 10KB kmax 40KB pmax 20"
 
 ktap_header
-ktap_plan 12
+ktap_plan 13
 
 verbs_fabric 3 pfc
 
@@ -122,6 +122,8 @@ rxe_fix() {	# CASE
 }
 mw_rebind() { rxe_fix mw-rebind; }
 ktap_result "READ through a memory window bound to another MR mid-response: remote access error, no data the window no longer covers (0014)" mw_rebind
+mw_unbind() { rxe_fix mw-unbind; }
+ktap_result "READ through a memory window unbound mid-response: remote access error at the packet the requester expects (0014)" mw_unbind
 zero_read() { rxe_fix zero-read; }
 ktap_result "zero-length READ replayed after a retransmit: completes, the responder's QP lives on (0015)" zero_read
 srq_size() { rxe_fix srq-size; }

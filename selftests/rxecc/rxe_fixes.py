@@ -20,6 +20,9 @@ Cases:
               MR B elsewhere, until the 8-bit key comes round to the rkey
               the read carries. The read must end in a remote access error:
               the window no longer covers it (0014).
+  mw-unbind   the same, but the window is bound again with length 0 (its
+              rkey changes, it covers nothing): a remote access error too,
+              whose NAK the requester takes in the middle of the read.
   zero-read   REQ reads 0 bytes with an arbitrary rkey; RESP is paused until
               REQ's retransmit timer has sent the request again, so RESP
               replays it. Both reads and a checked SEND after them must
@@ -202,17 +205,20 @@ def mw_rebind_read(a, sides, mrs, mw) -> dict:
     req.post(read_wr(dst, 8192, rkey, mr_a.buf, 2))
     wait_for(lambda: resp.counter("tx_pfc_deferred") > held, 10,
              f"{resp.dev} held no read response")
-    # Each bind of a type 1 window takes the next 8-bit key: the 256th
-    # bind after the one to A gives the window A's rkey again, now on B.
-    for _ in range(256):
-        rebound = bind(mr_b, 4096)
-    if rebound != rkey:
-        raise RuntimeError(f"256 binds later the rkey is {rebound:#x}, not {rkey:#x}")
+    if a.case == "mw-unbind":
+        bind(mr_a, 0)	# a zero-length bind: the window covers nothing
+    else:
+        # Each bind of a type 1 window takes the next 8-bit key: the 256th
+        # bind after the one to A gives the window A's rkey again, now on B.
+        for _ in range(256):
+            rebound = bind(mr_b, 4096)
+        if rebound != rkey:
+            raise RuntimeError(f"256 binds later the rkey is {rebound:#x}, not {rkey:#x}")
     pauser.resume()
     wc = req.wait("the read")
     data = dst.read(8192, 0)
     foreign = sum(1 for i in range(8192) if data[i] not in (0xA5, 0xEE))
-    return {"case": "mw-rebind", "rkey": f"{rkey:#x}", "status": status_name(wc.status),
+    return {"case": a.case, "rkey": f"{rkey:#x}", "status": status_name(wc.status),
             "bytes_not_from_the_window": foreign,
             "ok": wc.status == e.IBV_WC_REM_ACCESS_ERR}
 
@@ -289,7 +295,7 @@ def status_name(status: int) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=["mw-rebind", "zero-read", "srq-size", "qp-state"])
+    ap.add_argument("case", choices=["mw-rebind", "mw-unbind", "zero-read", "srq-size", "qp-state"])
     ap.add_argument("--resp", required=True)
     ap.add_argument("--resp-gid", type=int, required=True)
     ap.add_argument("--req", required=True)
@@ -299,7 +305,7 @@ def main() -> None:
     ap.add_argument("--prio", type=int, default=3)
     ap.add_argument("--tclass", type=int, default=104)
     a = ap.parse_args()
-    run = {"mw-rebind": mw_rebind, "zero-read": zero_read, "srq-size": srq_size,
+    run = {"mw-rebind": mw_rebind, "mw-unbind": mw_rebind, "zero-read": zero_read, "srq-size": srq_size,
            "qp-state": qp_state}[a.case]
     try:
         r = run(a)

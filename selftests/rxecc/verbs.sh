@@ -8,9 +8,10 @@
 #                                    server on h1, all at once, with ARGS
 #                                    (--count or --duration); fails unless
 #                                    every run checked every message clean
-#   verbs_live_start NAME HOST PORT [TIMEOUT]
+#   verbs_live_start NAME HOST PORT [TIMEOUT [ADDR]]
 #                                    HOST -> h1 until verbs_live_stop NAME
-#                                    (TIMEOUT: seconds without progress, 60)
+#                                    (TIMEOUT: seconds without progress, 60;
+#                                    ADDR: h1's address, its IPv4 one)
 #   verbs_live_stop NAME             SIGINT to the client; fails unless clean
 #   verbs_summary FILE               one line from a client's JSON; fails
 #                                    unless the run was clean
