@@ -5,7 +5,8 @@
 # such as make kernel-debug's; Debian's kernel has none of them, so in
 # `make check` this skips and `make check-debug` runs it.
 #   - rdma link add, and opening the device, PD, CQ, MR, QP, connecting a QP
-#     (INIT/RTR/RTS) and a SEND, with each of their allocation points failed
+#     (INIT/RTR/RTS) and a SEND, rxecc's netlink set path and the pfc
+#     qdisc's add and change, with each of their allocation points failed
 #     in turn (fault_inject.py: fail-nth, every GFP mode; up to 40 points per operation,
 #     spread over its path): each failure is an
 #     error to the caller or absorbed, no device or resource is left behind,
@@ -29,7 +30,7 @@ FI=/sys/kernel/debug
 	ktap_exit_skip "this kernel has no fault injection (failslab, fail_page_alloc): make check-debug runs this test"
 
 ktap_header
-ktap_plan 4
+ktap_plan 5
 
 # Both attributes armed only through fail-nth (probability 0), for every
 # GFP mode and page order; user pages (highmem flag) excluded, so that the
@@ -93,6 +94,18 @@ verbs_faults() {
 	return $rc
 }
 ktap_result "open, PD, CQ, MR, QP, connect, SEND with each allocation failed in turn: errors returned, nothing leaked, the device works after" verbs_faults
+config_faults() {
+	local rc=0
+	pfc_load || return 1
+	rdma_link_add x0 rxecc d0 || return 1
+	timeout 1800 python3 "$HERE/fault_inject.py" config x0 d0 >"$LOGDIR/config.json" \
+		2>"$LOGDIR/config.err" || rc=1
+	cat "$LOGDIR/config.err"
+	json_sum "$LOGDIR/config.json" | tee -a "$VERBS_SUMMARY" || rc=1
+	rdma link delete x0 || rc=1
+	return $rc
+}
+ktap_result "rxecc dcqcn set (device, defaults), tc qdisc add and change pfc with each allocation failed in turn: a failed request changed nothing, an applied one applied its value" config_faults
 
 # ---- during traffic ---------------------------------------------------------------
 rdma_links_delete_all

@@ -5,6 +5,10 @@
   fault_inject.py link NDEV [--budget N]     rdma link add (netlink NEWLINK)
   fault_inject.py verbs DEV GID_INDEX [--budget N]   open, PD, CQ, MR, QP,
                                              connect (INIT/RTR/RTS), SEND
+  fault_inject.py config DEV QDISC_DEV [--budget N]  rxecc's netlink set
+                                             (DEV's and the defaults'), the
+                                             pfc qdisc's add and change on
+                                             QDISC_DEV, each read back
 
 /proc/thread-self/fail-nth makes the N-th fault-injection point (failslab,
 fail_page_alloc) that this thread's system calls reach fail. For each
@@ -20,6 +24,7 @@ down without faults. Prints JSON per operation: points (passed when nothing
 fails), tried, errors, absorbed.
 """
 import argparse
+import errno
 import json
 import os
 import socket
@@ -240,6 +245,122 @@ def verbs_main(a, fail):
     return out
 
 
+def config_main(a, fail):
+    """rxecc's netlink set path and the pfc qdisc's add and change, each
+    read back without faults after every try: a failed request changed
+    nothing, one that succeeded applied its value."""
+    # pylint: disable=import-outside-toplevel
+    import genl_fuzz as gf
+    import pfc_tc_fuzz as tf
+
+    g = gf.Genl()
+    fam = g.family("rxecc")
+    dev = gf.attr(gf.A_DEV_NAME, gf.strz(a.dev))
+    values = iter(range(1 << 30))
+
+    def answer(st, request):
+        """(errno, None) of a request; an answer the kernel could not
+        allocate (ENOBUFS on the socket, or none) leaves the outcome open."""
+        try:
+            return request(), None
+        except OSError as ex:	# TimeoutError included
+            st["unanswered"] = True
+            raise OSError(errno.ENOBUFS, f"no answer: {ex}") from ex
+
+    def genl(cmd, attrs):
+        err, msgs = g.request(g.message(fam, cmd, attrs), g.seq)
+        if err is None:
+            raise TimeoutError(f"netlink command {cmd}: no answer")
+        return err, msgs
+
+    def conf(get, attrs):
+        err, msgs = genl(get, attrs)
+        if err or not msgs:
+            raise RuntimeError(f"read back: errno {err}")
+        return msgs[0][4:]
+
+    def set_case(name, set_cmd, get_cmd, target):
+        def setup():
+            gd = 1 + next(values) % 1000	# a new rp_gd each try
+            nest = gf.attr(gf.A_DCQCN | gf.NLA_F_NESTED, gf.attr(gf.RP_GD, gf.u32(gd)))
+            return {"old": conf(get_cmd, target), "msg": target + nest}
+
+        def op(st):
+            err, _ = answer(st, lambda: genl(set_cmd, st["msg"])[0])
+            if err:
+                raise OSError(err, os.strerror(err))
+            st["applied"] = True
+
+        def teardown(st):
+            now = conf(get_cmd, target)
+            if not st.get("unanswered") and st.get("applied") == (now == st["old"]):
+                raise RuntimeError(f"{name}: {'applied' if st.get('applied') else 'failed'}, "
+                                   f"but the configuration {'did not change' if now == st['old'] else 'changed'}")
+
+        return run_systematic(name, setup, op, teardown, a.budget, fail)
+
+    out = [set_case("rxecc dcqcn set dev", gf.CMD_DEV_SET, gf.CMD_DEV_GET, dev),
+           set_case("rxecc dcqcn set defaults", gf.CMD_DEFAULTS_SET, gf.CMD_DEFAULTS_GET, b"")]
+
+    nl = tf.Rtnl()
+    ifindex = socket.if_nametoindex(a.qdisc_dev)
+    flags = tf.NLM_F_REQUEST | tf.NLM_F_ACK
+
+    def qdisc(extra_flags, opts):
+        err, _ = nl.request(tf.RTM_NEWQDISC, flags | extra_flags,
+                            tf.tcmsg(ifindex) + tf.attr(tf.TCA_KIND, b"pfc\0") +
+                            tf.attr(tf.TCA_OPTIONS | tf.NLA_F_NESTED, opts))
+        return err
+
+    def delete():
+        subprocess.run(["tc", "qdisc", "del", "dev", a.qdisc_dev, "root"], capture_output=True,
+                       check=False)
+
+    def add_setup():
+        delete()
+        return {}
+
+    def add_op(st):
+        err, _ = answer(st, lambda: qdisc(tf.NLM_F_CREATE, tf.attr(tf.ENABLE, bytes([0x08]))))
+        if err:
+            raise OSError(err, os.strerror(err))
+        st["applied"] = True
+
+    def add_teardown(st):
+        now = tf.read_back(nl, ifindex)
+        if not st.get("unanswered") and st.get("applied") != (now is not None):
+            raise RuntimeError(f"pfc qdisc add: {'added' if st.get('applied') else 'failed'}, "
+                               f"but the qdisc is {'there' if now else 'not there'}")
+        delete()
+
+    out.append(run_systematic("tc qdisc add pfc", add_setup, add_op, add_teardown, a.budget, fail))
+
+    def change_setup():
+        if tf.read_back(nl, ifindex) is None and qdisc(tf.NLM_F_CREATE, b""):
+            raise RuntimeError("pfc qdisc add (no fault)")
+        rate = 1000000 * (1 + next(values) % 1000)	# a new rate each try
+        prio = tf.attr(tf.P_ID, bytes([3])) + tf.attr(tf.P_XOFF, struct.pack("=I", 40000 + rate % 9973))
+        return {"old": tf.read_back(nl, ifindex),
+                "opts": tf.attr(tf.RATE, struct.pack("=Q", rate)) + tf.attr(tf.PRIO | tf.NLA_F_NESTED, prio)}
+
+    def change_op(st):
+        err, _ = answer(st, lambda: qdisc(0, st["opts"]))
+        if err:
+            raise OSError(err, os.strerror(err))
+        st["applied"] = True
+
+    def change_teardown(st):
+        now = tf.read_back(nl, ifindex)
+        if not st.get("unanswered") and st.get("applied") == (now == st["old"]):
+            raise RuntimeError(f"pfc qdisc change: {'applied' if st.get('applied') else 'failed'}, "
+                               f"but the configuration {'did not change' if now == st['old'] else 'changed'}")
+
+    out.append(run_systematic("tc qdisc change pfc", change_setup, change_op, change_teardown,
+                              a.budget, fail))
+    delete()
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -250,9 +371,13 @@ def main():
     p.add_argument("dev")
     p.add_argument("gid_index", type=int)
     p.add_argument("--budget", type=int, default=40)
+    p = sub.add_parser("config")
+    p.add_argument("dev")
+    p.add_argument("qdisc_dev")
+    p.add_argument("--budget", type=int, default=40)
     a = ap.parse_args()
     fail = FailNth()
-    res = link_main(a, fail) if a.cmd == "link" else verbs_main(a, fail)
+    res = {"link": link_main, "verbs": verbs_main, "config": config_main}[a.cmd](a, fail)
     for r in res:
         print(json.dumps(r))
 
