@@ -27,7 +27,7 @@ FUZZ=${FUZZ:-4000}		# RoCE packets per round
 PFC_FUZZ=${PFC_FUZZ:-2000}	# PFC frames
 
 ktap_header
-ktap_plan 5
+ktap_plan 6
 
 verbs_fabric 3
 
@@ -148,6 +148,42 @@ pfc_fuzz() {	# h1 has PFC off: every enabled priority of a frame is ignored
 	return $rc
 }
 ktap_result "PFC fuzz ($PFC_FUZZ random and malformed frames, PFC off): counted, nothing paused, live data verified" pfc_fuzz
+
+# The same generator at sch_pfc's receive path: h1 sends the frames to its
+# switch port, whose pfc qdisc has PFC on priority 3 only, while the live
+# transfer crosses that port towards h1. Every frame is counted by the
+# qdisc (malformed; per priority, ignored or a pause of priority 3), and
+# the transfer survives the pauses, each up to 65535 quanta at 10 Gbit/s.
+qdisc_fuzz() {
+	local rc=0 before after
+	fabric_sw "$RXECC_TOOL" qdisc add dev swp1 pfc 0x08 || return 1
+	live_start qdisc || return 1
+	qx() { fabric_sw "$RXECC_TOOL" -j qdisc show dev swp1; }
+	before=$(qx)
+	fabric_in 1 python3 "$HERE/roce_fuzz.py" pfc eth0 --count "$PFC_FUZZ" --seed 5 --enabled 0x08 \
+		>"$LOGDIR/qdisc-fuzz.json" || rc=1
+	sleep 1
+	after=$(qx)
+	cat "$LOGDIR/qdisc-fuzz.json"
+	python3 - "$LOGDIR/qdisc-fuzz.json" "$before" "$after" <<-'EOF' || rc=1
+		import json, sys
+		want = json.load(open(sys.argv[1]))["expect"]
+		b, a = json.loads(sys.argv[2])[0], json.loads(sys.argv[3])[0]
+		got = {"rx_pfc_malformed": a["pfc_rx_malformed"] - b["pfc_rx_malformed"],
+		       "rx_pfc_ignored": a["pfc_rx_ignored"] - b["pfc_rx_ignored"],
+		       "rx_prio3_pause": a["prio"][3]["pause_rx"] - b["prio"][3]["pause_rx"],
+		       "rejected": a["pfc_rx_rejected"] - b["pfc_rx_rejected"]}
+		want.setdefault("rx_prio3_pause", 0)
+		want["rejected"] = 0
+		print(f"swp1's qdisc: {got}, expected {want}")
+		sys.exit(0 if got == want else 1)
+	EOF
+	live_stop qdisc || rc=1
+	fabric_sw tc qdisc del dev swp1 root || rc=1
+	echo "PFC at sch_pfc: $PFC_FUZZ frames, each counted" >>"$VERBS_SUMMARY"
+	return $rc
+}
+ktap_result "PFC fuzz at a pfc qdisc's receive path ($PFC_FUZZ frames, PFC on priority 3): counted, priority 3 paused, live data verified" qdisc_fuzz
 
 pfc_enabled_only() {	# h1 has PFC on priority 3 only
 	local rc=0 x

@@ -38,9 +38,10 @@ RoCE kinds (raw IP socket; OWN is this host, PEER the live QPs' peer):
                 marked, and no CNP goes out for it             np_ecn_marked_roce_packets
 None of them is a valid packet of a live QP: those keep running.
 
-PFC (AF_PACKET out of IFACE, towards the device): opcode 0x0101 frames
-with random class-enable vectors and times. Priorities the device has not
-enabled (--enabled, default 0: none) count one rx_pfc_ignored each;
+PFC (AF_PACKET out of IFACE, towards the device, or a switch port with a
+pfc qdisc): opcode 0x0101 frames with random class-enable vectors and
+times. Priorities the receiver has not enabled (--enabled, default 0: none)
+count one rx_pfc_ignored each, enabled ones one rx_prioN_pause each;
 frames shorter than the PFC body or with upper vector bits set count
 rx_pfc_malformed.
 """
@@ -300,6 +301,10 @@ def main():
                 expect["rx_pfc_malformed"] += 1
             else:
                 expect["rx_pfc_ignored"] += bin(cev & ~a.enabled & 0xff).count("1")
+                for prio in range(8):
+                    if cev & a.enabled & (1 << prio):
+                        key = f"rx_prio{prio}_pause"
+                        expect[key] = expect.get(key, 0) + 1
             pace(i + 1, t0, a.rate)
     json.dump({"sent": a.count, "seconds": round(time.monotonic() - t0, 2), "kinds": kinds,
                "expect": expect}, sys.stdout)
