@@ -29,7 +29,7 @@ PFC_FUZZ=${PFC_FUZZ:-2000}	# PFC frames
 ktap_header
 ktap_plan 6
 
-verbs_fabric 3
+verbs_fabric 3 pfc
 
 DROPS="rx_drop_malformed rx_drop_dgid rx_drop_unknown_qp rx_drop_qp_state rx_drop_addr_mismatch
 	rx_drop_key_mismatch rx_icrc_encapsulated rp_cnp_ignored rp_cnp_handled rx_pfc_ignored
