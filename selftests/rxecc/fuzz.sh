@@ -65,7 +65,17 @@ print(",".join(str(q["lqpn"]) for q in json.load(sys.stdin)
                if q.get("comm") == "rxecc-verbs" and q.get("type") == "RC"))')
 	[ -n "$LIVE_QPN" ] && echo "live QP of h1: $LIVE_QPN"
 }
-live_stop() { verbs_live_stop "$1"; }
+# live_stop NAME: stop the live transfer; if it did not end clean, the two
+# devices' non-zero counters and QP states say where it stood.
+live_stop() {
+	verbs_live_stop "$1" && return 0
+	local i
+	for i in 1 2; do
+		echo "h$i: $(cd /sys/class/infiniband/h$i/ports/1/hw_counters && grep -H . * | grep -v ':0$' | tr '\n' ' ')"
+		fabric_in "$i" rdma res show qp link "h$i/1" | grep -v " GSI\| SMI" | head -4
+	done
+	return 1
+}
 
 # A destroyed QP's number (a "stale" QP): h1's QP of a short transfer.
 stale_qpns() {
