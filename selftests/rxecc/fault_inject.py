@@ -256,7 +256,7 @@ def config_main(a, fail):
     g = gf.Genl()
     fam = g.family("rxecc")
     dev = gf.attr(gf.A_DEV_NAME, gf.strz(a.dev))
-    values = iter(range(1 << 30))
+    values = iter(range(1 << 30))	# a new pfc qdisc rate each try
 
     def answer(st, request):
         """(errno, None) of a request; an answer the kernel could not
@@ -280,10 +280,15 @@ def config_main(a, fail):
         return msgs[0][4:]
 
     def set_case(name, set_cmd, get_cmd, target):
+        def gd(value):
+            return gf.attr(gf.A_DCQCN | gf.NLA_F_NESTED, gf.attr(gf.RP_GD, gf.u32(value)))
+
         def setup():
-            gd = 1 + next(values) % 1000	# a new rp_gd each try
-            nest = gf.attr(gf.A_DCQCN | gf.NLA_F_NESTED, gf.attr(gf.RP_GD, gf.u32(gd)))
-            return {"old": conf(get_cmd, target), "msg": target + nest}
+            # rp_gd (0..15) set to 3 without faults, then the try sets 4
+            err, _ = genl(set_cmd, target + gd(3))
+            if err:
+                raise RuntimeError(f"{name}: setting rp_gd 3 without faults: errno {err}")
+            return {"old": conf(get_cmd, target), "msg": target + gd(4)}
 
         def op(st):
             err, _ = answer(st, lambda: genl(set_cmd, st["msg"])[0])

@@ -167,7 +167,7 @@ ktap_result "PFC fuzz ($PFC_FUZZ random and malformed frames, PFC off): counted,
 qdisc_fuzz() {
 	local rc=0 before after
 	fabric_sw "$RXECC_TOOL" qdisc add dev swp1 pfc 0x08 || return 1
-	live_start qdisc || return 1
+	live_start qdisc || { fabric_sw tc qdisc del dev swp1 root; return 1; }
 	qx() { fabric_sw "$RXECC_TOOL" -j qdisc show dev swp1; }
 	before=$(qx)
 	fabric_in 1 python3 "$HERE/roce_fuzz.py" pfc eth0 --count "$PFC_FUZZ" --seed 5 --enabled 0x08 \

@@ -14,9 +14,9 @@
 #   - QPs destroyed while the rate limiter holds them back and a PFC pause
 #     stops their priority, round after round: their timers are stopped
 #     before their tasks are killed (patch 0004), nothing runs on a freed QP;
-#   - one UDP datagram over IPv6 from an unprivileged user, too short for a
-#     BTH or to an address of the host that is not one of its GIDs, is
-#     dropped and counted (rxe 6.1 panicked: patch 0018);
+#   - one UDP datagram from an unprivileged user, too short for a BTH (over
+#     IPv6; over IPv4 with IP options) or to an address of the host that is
+#     not one of its GIDs, is dropped and counted (rxe 6.1 panicked: 0018);
 #   - a netdev deleted while its device holds its link partner in XOFF and
 #     netlink dumps loop: the device stops sending PFC at NETDEV_UNREGISTER
 #     and keeps its own reference to the netdev until it is deallocated;
@@ -301,31 +301,40 @@ qp_teardown() {
 }
 ktap_result "QPs destroyed while rate-limited and paused by PFC, round after round; the device works on" qp_teardown
 
-# ---- one UDP datagram over IPv6 ----------------------------------------------
+# ---- one short UDP datagram ---------------------------------------------------
 # rxe 6.1 dropped a packet that failed its length or destination GID check
-# by putting pkt->qp before it had set it; pkt lives in skb->cb, where an
-# IPv6 packet leaves its control block: one datagram from any user panicked
-# the kernel (patch 0018). From an unprivileged user on h2: 4 bytes to h1's
-# port 4791, and 40 bytes to an address of h1 that is not one of its GIDs
-# (on a dummy device, routed to h1 by the switch).
-ipv6_datagrams() {
+# by putting pkt->qp before it had set it. pkt lives in skb->cb, where the IP
+# layer leaves its control block: IPv6's always, IPv4's when the packet
+# carries IP options. One datagram from any user panicked the kernel (patch
+# 0018). From an unprivileged user on h2: over IPv6, 4 bytes to h1's port
+# 4791 and 40 bytes to an address of h1 that is not one of its GIDs (on a
+# dummy device, routed to h1 by the switch); over IPv4, 4 bytes with a
+# Record Route option (IP_OPTIONS needs no privilege).
+short_datagrams() {
 	local rc=0
 	fabric_in 1 ip link add dummy0 type dummy && fabric_in 1 ip link set dummy0 up &&
 		fabric_in 1 ip addr add fd00:99::1/128 dev dummy0 &&
-		fabric_sw ip -6 route replace fd00:99::1/128 via "$(fabric_ip6 1)" || return 1
+		fabric_sw ip -6 route replace fd00:99::1/128 via "$(fabric_ip6 1)" || rc=1
 	snap 1:rx_drop_malformed 1:rx_drop_dgid
-	fabric_in 2 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all python3 -c '
+	[ $rc -ne 0 ] || fabric_in 2 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
 s.sendto(b"abcd", (sys.argv[1], 4791))
-s.sendto(bytes(40), (sys.argv[2], 4791))' "$(fabric_ip6 1)" fd00:99::1 || rc=1
-	wait_for 10 bash -c "[ \$(cat /sys/class/infiniband/h1/ports/1/hw_counters/rx_drop_dgid) -gt ${FABRIC_C0[1:rx_drop_dgid]} ]"
+s.sendto(bytes(40), (sys.argv[2], 4791))
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+# Record Route: type 7, length 7, pointer 4, one empty slot; then End of List
+s.setsockopt(socket.IPPROTO_IP, socket.IP_OPTIONS, bytes([7, 7, 4, 0, 0, 0, 0, 0]))
+s.sendto(b"abcd", (sys.argv[3], 4791))' "$(fabric_ip6 1)" fd00:99::1 "$(fabric_ip 1)" || rc=1
+	local c=/sys/class/infiniband/h1/ports/1/hw_counters
+	wait_for 10 bash -c "[ \$(cat $c/rx_drop_dgid) -gt ${FABRIC_C0[1:rx_drop_dgid]} ] &&
+		[ \$(cat $c/rx_drop_malformed) -gt \$((${FABRIC_C0[1:rx_drop_malformed]} + 1)) ]"
 	echo "h1: rx_drop_malformed +$(delta 1:rx_drop_malformed), rx_drop_dgid +$(delta 1:rx_drop_dgid)"
-	fabric_sw ip -6 route del fd00:99::1/128
-	fabric_in 1 ip link del dummy0
-	[ $rc -eq 0 ] && [ "$(delta 1:rx_drop_malformed)" -eq 1 ] && [ "$(delta 1:rx_drop_dgid)" -eq 1 ]
+	fabric_sw ip -6 route del fd00:99::1/128 2>/dev/null
+	fabric_in 1 ip link del dummy0 2>/dev/null
+	[ $rc -eq 0 ] && [ "$(delta 1:rx_drop_malformed)" -eq 2 ] && [ "$(delta 1:rx_drop_dgid)" -eq 1 ]
 }
-ktap_result "one UDP datagram over IPv6 from an unprivileged user, shorter than a BTH or to an address that is no GID: dropped and counted, no crash (patch 0018)" ipv6_datagrams
+ktap_result "one short UDP datagram from an unprivileged user (IPv6; IPv4 with IP options) or to an address that is no GID: dropped and counted, no crash (patch 0018)" short_datagrams
 
 # h1 sends XOFF when a received packet of priority 3 waited 100 us in its
 # receive backlog (often, under emulation, with two QPs writing 64 KiB
