@@ -298,8 +298,9 @@ def config_main(a, fail):
 
         def teardown(st):
             now = conf(get_cmd, target)
-            if not st.get("unanswered") and st.get("applied") == (now == st["old"]):
-                raise RuntimeError(f"{name}: {'applied' if st.get('applied') else 'failed'}, "
+            applied = bool(st.get("applied"))
+            if not st.get("unanswered") and applied == (now == st["old"]):
+                raise RuntimeError(f"{name}: {'applied' if applied else 'failed'}, "
                                    f"but the configuration {'did not change' if now == st['old'] else 'changed'}")
 
         return run_systematic(name, setup, op, teardown, a.budget, fail)
@@ -333,8 +334,9 @@ def config_main(a, fail):
 
     def add_teardown(st):
         now = tf.read_back(nl, ifindex)
-        if not st.get("unanswered") and st.get("applied") != (now is not None):
-            raise RuntimeError(f"pfc qdisc add: {'added' if st.get('applied') else 'failed'}, "
+        added = bool(st.get("applied"))
+        if not st.get("unanswered") and added != (now is not None):
+            raise RuntimeError(f"pfc qdisc add: {'added' if added else 'failed'}, "
                                f"but the qdisc is {'there' if now else 'not there'}")
         delete()
 
@@ -356,8 +358,9 @@ def config_main(a, fail):
 
     def change_teardown(st):
         now = tf.read_back(nl, ifindex)
-        if not st.get("unanswered") and st.get("applied") == (now == st["old"]):
-            raise RuntimeError(f"pfc qdisc change: {'applied' if st.get('applied') else 'failed'}, "
+        applied = bool(st.get("applied"))
+        if not st.get("unanswered") and applied == (now == st["old"]):
+            raise RuntimeError(f"pfc qdisc change: {'applied' if applied else 'failed'}, "
                                f"but the configuration {'did not change' if now == st['old'] else 'changed'}")
 
     out.append(run_systematic("tc qdisc change pfc", change_setup, change_op, change_teardown,
