@@ -5,18 +5,21 @@
 # completion checked) while h3 sends malformed RoCEv2 packets at h1 from a
 # raw socket (mutated BTH fields, unknown opcodes, transport versions,
 # truncated and short packets, wrong pads, bad ICRC, oversized and
-# IP-fragmented packets, unknown, zero and destroyed QP numbers, a foreign
-# P_Key, CNPs with random or stale QPs, from the wrong host, with a foreign
-# P_Key or malformed, CE-marked packets with a wrong PSN),
-# some spoofing h2's address, over IPv4 and (another live transfer) IPv6,
-# and the switch sends random PFC frames to h1's port.
+# IP-fragmented packets, unknown, zero, destroyed and multicast QP numbers,
+# a foreign P_Key, CNPs with random, stale or multicast QPs, from the wrong
+# host, with a foreign P_Key or malformed, CE-marked packets with a wrong
+# PSN), some spoofing h2's address, over IPv4, priority-tagged from the
+# switch's port, and (another live transfer) IPv6; the switch sends random
+# MAC control frames to h1's port (PFC, 802.3x PAUSE, other opcodes, to
+# other addresses or VLAN-tagged), and h1 the same to a pfc qdisc's port.
 #   - every packet is dropped and counted: each drop counter of h1 grows by
 #     exactly what the fuzzer sent for it;
 #   - the live transfer passes all its checks; no CNP reached h1's rate
 #     limiter, and no forged CE mark made h1 send a CNP (np_cnp_sent +0);
 #     no kernel splat (ci/selftests.sh);
-#   - PFC frames count per priority not enabled (ignored) or as malformed,
-#     and pause only enabled priorities.
+#   - PFC frames count per priority not enabled (ignored), as malformed or
+#     as not from the link partner (rejected), and pause only enabled
+#     priorities.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fabric.sh"
 VERBS_SUMMARY=$LOGDIR/fuzz-summary.txt
@@ -34,7 +37,7 @@ verbs_fabric 3 pfc
 DROPS="rx_drop_malformed rx_drop_dgid rx_drop_unknown_qp rx_drop_qp_state rx_drop_addr_mismatch
 	rx_drop_key_mismatch rx_icrc_encapsulated rp_cnp_ignored rp_cnp_handled rx_pfc_ignored
 	rp_cnp_drop_pkey_mismatch np_ecn_marked_roce_packets np_cnp_sent
-	rx_pfc_malformed rx_prio3_pause"
+	rx_pfc_malformed rx_pfc_rejected rx_prio3_pause"
 snap_drops() { local c; for c in $DROPS; do snap "1:$c"; done; }
 # check_expect JSON: every counter of h1 grew by what the fuzzer expected
 # (counters it did not name by 0).
@@ -93,14 +96,22 @@ print(",".join(str(q["lqpn"]) for q in json.load(sys.stdin) if q.get("type") == 
 	echo "stale QPs of h1: $STALE"
 }
 
-roce_round() {	# SEED [6]: over IPv4, or IPv6
-	local seed=$1 sn rc=0 ip=fabric_ip
-	[ "${2:-4}" = 4 ] || ip=fabric_ip6
+# roce_round SEED [6|tagged]: from h3 over IPv4 or IPv6, or from the switch's
+# port to h1 as priority-tagged Ethernet frames (IPv4).
+roce_round() {
+	local seed=$1 sn rc=0 ip=fabric_ip from=(fabric_in 3) how=()
+	case ${2:-4} in
+	6) ip=fabric_ip6 ;;
+	tagged)
+		from=(fabric_sw)
+		how=(--tagged swp1 --dmac "$(fabric_in 1 cat /sys/class/net/eth0/address)")
+		;;
+	esac
 	snap_drops
 	sn=$(softnet_drops)
-	fabric_in 3 python3 "$HERE/roce_fuzz.py" roce --src "$($ip 3)" --peer "$($ip 2)" \
+	"${from[@]}" python3 "$HERE/roce_fuzz.py" roce --src "$($ip 3)" --peer "$($ip 2)" \
 		--dst "$($ip 1)" --live "$LIVE_QPN" --stale "$STALE" --count "$FUZZ" --seed "$seed" \
-		>"$LOGDIR/fuzz-$seed.json" || return 1
+		"${how[@]}" >"$LOGDIR/fuzz-$seed.json" || return 1
 	sleep 1
 	cat "$LOGDIR/fuzz-$seed.json"
 	echo "receive backlog drops: $(($(softnet_drops) - sn))"
@@ -118,10 +129,11 @@ roce_fuzz() {
 	local rc=0
 	roce_round 1 || rc=1
 	roce_round 2 || rc=1
+	roce_round 3 tagged || rc=1
 	live_stop roce || rc=1
 	return $rc
 }
-ktap_result "RoCE fuzz (2 x $FUZZ packets, seeds 1 and 2): every packet dropped and counted by reason, the live QP's data verified" roce_fuzz
+ktap_result "RoCE fuzz (3 x $FUZZ packets, seeds 1 to 3, the third priority-tagged): every packet dropped and counted by reason, the live QP's data verified" roce_fuzz
 
 # The same over IPv6: the live transfer on h1's IPv6 GID, the fuzzer's
 # packets with IPv6 headers (and valid UDP checksums).
@@ -184,7 +196,7 @@ qdisc_fuzz() {
 		       "rx_prio3_pause": a["prio"][3]["pause_rx"] - b["prio"][3]["pause_rx"],
 		       "rejected": a["pfc_rx_rejected"] - b["pfc_rx_rejected"]}
 		want.setdefault("rx_prio3_pause", 0)
-		want["rejected"] = 0
+		want["rejected"] = want.pop("rx_pfc_rejected")
 		print(f"swp1's qdisc: {got}, expected {want}")
 		sys.exit(0 if got == want else 1)
 	EOF

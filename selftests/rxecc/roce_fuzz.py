@@ -4,7 +4,7 @@
 from a seed, for the guest selftests (integrity.sh).
 
   roce_fuzz.py roce --src OWN --peer PEER --dst DST --live QPN[,QPN] [--stale QPN,...]
-                    --count N --seed S [--rate PPS]
+                    --count N --seed S [--rate PPS] [--tagged IFACE --dmac MAC]
   roce_fuzz.py pfc IFACE --count N --seed S [--enabled MASK] [--rate PPS]
 
 Every packet is one the device must drop, and which of its counters it must
@@ -12,7 +12,9 @@ count it in is known: the tool prints JSON {"sent": N, "kinds": {...},
 "expect": {counter: packets}}. The IP and UDP headers are always valid, so
 every packet reaches the RoCE receive path (UDP port 4791; IPv4 with UDP
 checksum 0, or IPv6, with a valid UDP checksum, when the addresses are
-IPv6 ones).
+IPv6 ones). With --tagged, the IPv4 packets go out of IFACE (the link to
+the device) as Ethernet frames to MAC with an 802.1Q priority tag (VID 0,
+a random PCP), as RoCE carries its priority on a port without VLANs.
 
 RoCE kinds (raw IP socket; OWN is this host, PEER the live QPs' peer):
   truncated     UDP payload shorter than a BTH                 rx_drop_malformed
@@ -21,12 +23,15 @@ RoCE kinds (raw IP socket; OWN is this host, PEER the live QPs' peer):
   short         shorter than the opcode's headers + pad + ICRC rx_drop_malformed
   unknown_qp    valid request to a QP that does not exist      rx_drop_unknown_qp
                 (random, 0, or a destroyed QP's number)
+  mcast         UD SEND to the multicast QP (0xFFFFFF) at a
+                GID that is no multicast group of the device   rx_drop_unknown_qp
   qp_type       UD SEND to a live RC QP                        rx_drop_qp_state
   addr          valid request to a live QP from OWN, some
                 oversized (IPv4: fragmented, up to 4 KiB)      rx_drop_addr_mismatch
   pkey          from PEER (spoofed) with a foreign P_Key       rx_drop_key_mismatch
   icrc          from PEER (spoofed), bad ICRC                  rx_icrc_encapsulated
   cnp_unknown   CNP to a QP that does not exist                rp_cnp_ignored
+  cnp_mcast     CNP to the multicast QP (0xFFFFFF)             rp_cnp_ignored
   cnp_src       CNP to a live QP from OWN                      rp_cnp_ignored
   cnp_bad       CNP from PEER (spoofed) with a bad ICRC or
                 a wrong length                                 rp_cnp_ignored
@@ -39,11 +44,18 @@ RoCE kinds (raw IP socket; OWN is this host, PEER the live QPs' peer):
 None of them is a valid packet of a live QP: those keep running.
 
 PFC (AF_PACKET out of IFACE, towards the device, or a switch port with a
-pfc qdisc): opcode 0x0101 frames with random class-enable vectors and
-times. Priorities the receiver has not enabled (--enabled, default 0: none)
-count one rx_pfc_ignored each, enabled ones one rx_prioN_pause each;
-frames shorter than the PFC body or with upper vector bits set count
-rx_pfc_malformed.
+pfc qdisc): MAC control frames (EtherType 0x8808), most of them PFC
+(opcode 0x0101) with random class-enable vectors and times, some with a
+priority tag (VID 0). Priorities the receiver has not enabled (--enabled,
+default 0: none) count one rx_pfc_ignored each, enabled ones one
+rx_prioN_pause each; frames shorter than their body or with upper vector
+bits set count rx_pfc_malformed. Also:
+  pause         802.3x PAUSE (opcode 0x0001): all eight priorities, as a
+                PFC frame enabling every one
+  foreign       to another host's address, broadcast or another reserved
+                group, or tagged with a VLAN ID the receiver has no VLAN
+                device for: not from the link partner  rx_pfc_rejected
+  opcode        another MAC control opcode: no pause    (nothing)
 """
 import argparse
 import json
@@ -61,6 +73,7 @@ PFC_DA = bytes.fromhex("0180c2000001")
 KNOWN = set(range(0x00, 0x18)) | set(range(0x20, 0x2c)) | set(range(0x40, 0x55)) | {0x64, 0x65, 0x81}
 UNKNOWN = [op for op in range(256) if op not in KNOWN]
 RC_SEND_ONLY, RC_WRITE_ONLY, UD_SEND_ONLY, CNP = 0x04, 0x0A, 0x64, 0x81
+MULTICAST_QPN = 0xFFFFFF
 
 ROCE_KINDS = {
     "truncated": "rx_drop_malformed", "opcode": "rx_drop_malformed",
@@ -70,6 +83,7 @@ ROCE_KINDS = {
     "icrc": "rx_icrc_encapsulated", "cnp_unknown": "rp_cnp_ignored",
     "cnp_src": "rp_cnp_ignored", "cnp_bad": "rp_cnp_ignored",
     "cnp_pkey": ("rp_cnp_ignored", "rp_cnp_drop_pkey_mismatch"),
+    "mcast": "rx_drop_unknown_qp", "cnp_mcast": "rp_cnp_ignored",
     "ce_psn": "np_ecn_marked_roce_packets",
 }
 
@@ -197,6 +211,9 @@ def roce_packet(kind, a, ident):
     if kind == "unknown_qp":
         body = bth(RC_SEND_ONLY, absent_qpn(a.live, a.stale), psn) + payload
         return roce(a.src, a.dst, body, ident, sport)
+    if kind == "mcast":
+        deth = struct.pack("!II", 0x80010000, 1)
+        return roce(a.src, a.dst, bth(UD_SEND_ONLY, MULTICAST_QPN, psn) + deth + payload, ident, sport)
     if kind == "qp_type":
         deth = struct.pack("!II", 0x80010000, 1)     # Q_Key, source QP
         return roce(a.src, a.dst, bth(UD_SEND_ONLY, live, psn) + deth + payload, ident, sport)
@@ -213,6 +230,8 @@ def roce_packet(kind, a, ident):
     cnp = bth(CNP, live, 0) + bytes(16)
     if kind == "cnp_unknown":
         return roce(a.src, a.dst, bth(CNP, absent_qpn(a.live, a.stale), 0) + bytes(16), ident, sport)
+    if kind == "cnp_mcast":
+        return roce(a.peer, a.dst, bth(CNP, MULTICAST_QPN, 0) + bytes(16), ident, sport)
     if kind == "cnp_src":
         return roce(a.src, a.dst, cnp, ident, sport)
     if kind == "cnp_bad":
@@ -229,18 +248,61 @@ def roce_packet(kind, a, ident):
     raise ValueError(kind)
 
 
-def pfc_frame(src_mac):
-    """(frame, malformed, enable vector)"""
+def vlan_tag(frame, vid):
+    """`frame` with an 802.1Q tag (random PCP) after its addresses."""
+    tci = random.randrange(8) << 13 | vid
+    return frame[:12] + struct.pack("!HH", 0x8100, tci) + frame[12:]
+
+
+def pfc_frame(src_mac, enabled):
+    """(frame, kind, {counter: increment})"""
     r = random.random()
-    if r < 0.15:        # cut inside the body
+    if r < 0.1:         # cut inside the body
         return PFC_DA + src_mac + struct.pack("!HH", 0x8808, 0x0101) + random.randbytes(
-            random.randrange(0, 16)), True, 0
+            random.randrange(0, 16)), "malformed", {"rx_pfc_malformed": 1}
+    if r < 0.2:         # upper vector bits set
+        cev = random.randrange(256) | random.randrange(1, 256) << 8
+        body = struct.pack("!HHH8H", 0x8808, 0x0101, cev, *random.choices(range(65536), k=8))
+        return (PFC_DA + src_mac + body).ljust(60, b"\0"), "malformed", {"rx_pfc_malformed": 1}
+    if r < 0.3:         # 802.3x PAUSE, some cut before its time
+        if random.random() < 0.2:
+            return PFC_DA + src_mac + struct.pack("!HH", 0x8808, 0x0001) + random.randbytes(
+                random.randrange(0, 2)), "malformed", {"rx_pfc_malformed": 1}
+        body = struct.pack("!HHH", 0x8808, 0x0001, random.randrange(65536))
+        return (PFC_DA + src_mac + body).ljust(60, b"\0"), "pause", pauses(0xff, enabled)
+    if r < 0.35:        # another MAC control opcode
+        op = random.choice([0x0000, 0x0002, 0x0003, 0x0100, 0x0102, 0xffff])
+        body = struct.pack("!HH", 0x8808, op) + random.randbytes(18)
+        return (PFC_DA + src_mac + body).ljust(60, b"\0"), "opcode", {}
     cev = random.randrange(256)
-    if r < 0.3:         # upper vector bits set
-        cev |= random.randrange(1, 256) << 8
-    times = [random.randrange(65536) for _ in range(8)]
-    body = struct.pack("!HHH8H", 0x8808, 0x0101, cev, *times)
-    return (PFC_DA + src_mac + body).ljust(60, b"\0"), cev > 0xff, cev
+    body = struct.pack("!HHH8H", 0x8808, 0x0101, cev, *random.choices(range(65536), k=8))
+    frame = (PFC_DA + src_mac + body).ljust(60, b"\0")
+    if r < 0.5:         # not from the link partner
+        f = random.random()
+        if f < 0.25:
+            frame = vlan_tag(frame, random.randrange(1, 4095))
+        else:
+            da = random.choice([bytes.fromhex("ffffffffffff"), bytes.fromhex("0180c200000e"),
+                                bytes.fromhex("0180c2000002"), bytes.fromhex("02") + random.randbytes(5)])
+            frame = da + frame[6:]
+        return frame, "foreign", {"rx_pfc_rejected": 1}
+    if r < 0.6:
+        return vlan_tag(frame, 0), "pfc_prio_tagged", pauses(cev, enabled)
+    return frame, "pfc", pauses(cev, enabled)
+
+
+def pauses(cev, enabled):
+    """A valid frame's counts: per priority it enables, ignored or a pause."""
+    out = {"rx_pfc_ignored": bin(cev & ~enabled & 0xff).count("1")}
+    for prio in range(8):
+        if cev & enabled & (1 << prio):
+            out[f"rx_prio{prio}_pause"] = 1
+    return out
+
+
+def mac_of(iface):
+    with open(f"/sys/class/net/{iface}/address") as f:
+        return bytes.fromhex(f.read().strip().replace(":", ""))
 
 
 def pace(i, t0, rate):
@@ -259,6 +321,8 @@ def main():
     r.add_argument("--dst", required=True)
     r.add_argument("--live", required=True, type=lambda v: [int(x, 0) for x in v.split(",")])
     r.add_argument("--stale", default=[], type=lambda v: [int(x, 0) for x in v.split(",") if x])
+    r.add_argument("--tagged", metavar="IFACE", help="priority-tagged frames out of IFACE")
+    r.add_argument("--dmac", help="the device's MAC address (with --tagged)")
     p = sub.add_parser("pfc")
     p.add_argument("iface")
     p.add_argument("--enabled", type=lambda v: int(v, 0), default=0)
@@ -267,20 +331,31 @@ def main():
         s.add_argument("--seed", type=int, required=True)
         s.add_argument("--rate", type=float, default=2000, help="packets per second (0: as fast as possible)")
     a = ap.parse_args()
+    if a.mode == "roce" and bool(a.tagged) != bool(a.dmac):
+        ap.error("--tagged and --dmac go together")
     random.seed(a.seed)
     kinds, expect = {}, {}
     t0 = time.monotonic()
     if a.mode == "roce":
         v6 = ":" in a.dst
-        # IPPROTO_RAW: the packet carries its own IP header (IPv4 and IPv6)
-        sock = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_RAW,
-                             socket.IPPROTO_RAW)
+        if a.tagged:
+            if v6:
+                ap.error("--tagged: IPv4 addresses only")
+            sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+            sock.bind((a.tagged, 0))
+            eth = bytes.fromhex(a.dmac.replace(":", "")) + mac_of(a.tagged)
+            send = lambda frag: sock.send(vlan_tag(eth + b"\x08\x00" + frag, 0))
+        else:
+            # IPPROTO_RAW: the packet carries its own IP header (IPv4 and IPv6)
+            sock = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_RAW,
+                                 socket.IPPROTO_RAW)
+            send = lambda frag: sock.sendto(frag, (a.dst, 0))
         names = sorted(ROCE_KINDS)
         for i in range(a.count):
             kind = random.choice(names)
             pkt = roce_packet(kind, a, i & 0xffff)
             for frag in [pkt] if v6 else fragments(pkt):
-                sock.sendto(frag, (a.dst, 0))
+                send(frag)
             kinds[kind] = kinds.get(kind, 0) + 1
             counters = ROCE_KINDS[kind]
             for c in (counters,) if isinstance(counters, str) else counters:
@@ -289,22 +364,14 @@ def main():
     else:
         sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
         sock.bind((a.iface, 0))
-        mac = open(f"/sys/class/net/{a.iface}/address").read().strip()
-        src_mac = bytes.fromhex(mac.replace(":", ""))
-        expect = {"rx_pfc_malformed": 0, "rx_pfc_ignored": 0}
+        src_mac = mac_of(a.iface)
+        expect = {"rx_pfc_malformed": 0, "rx_pfc_ignored": 0, "rx_pfc_rejected": 0}
         for i in range(a.count):
-            f, bad, cev = pfc_frame(src_mac)
+            f, kind, counts = pfc_frame(src_mac, a.enabled)
             sock.send(f)
-            kind = "malformed" if bad else "pfc"
             kinds[kind] = kinds.get(kind, 0) + 1
-            if bad:
-                expect["rx_pfc_malformed"] += 1
-            else:
-                expect["rx_pfc_ignored"] += bin(cev & ~a.enabled & 0xff).count("1")
-                for prio in range(8):
-                    if cev & a.enabled & (1 << prio):
-                        key = f"rx_prio{prio}_pause"
-                        expect[key] = expect.get(key, 0) + 1
+            for c, n in counts.items():
+                expect[c] = expect.get(c, 0) + n
             pace(i + 1, t0, a.rate)
     json.dump({"sent": a.count, "seconds": round(time.monotonic() - t0, 2), "kinds": kinds,
                "expect": expect}, sys.stdout)
