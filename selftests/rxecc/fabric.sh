@@ -71,44 +71,46 @@ fabric_add_switch() {
 	fabric_sw_in "$1" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 }
 
-# fabric_neigh I S: permanent neighbour entries between host I's eth0 and
-# port swpI of switch S, both address families.
-fabric_neigh() {
-	local i=$1 sw=$2 hmac smac
-	hmac=$(fabric_in "$i" cat /sys/class/net/eth0/address) &&
-		smac=$(fabric_sw_in "$sw" cat "/sys/class/net/swp$i/address") || return 1
-	fabric_sw_in "$sw" ip neigh replace "$(fabric_ip "$i")" lladdr "$hmac" dev "swp$i" nud permanent &&
-		fabric_sw_in "$sw" ip -6 neigh replace "$(fabric_ip6 "$i")" lladdr "$hmac" dev "swp$i" \
-			nud permanent &&
-		fabric_in "$i" ip neigh replace "10.0.$i.254" lladdr "$smac" dev eth0 nud permanent &&
-		fabric_in "$i" ip -6 neigh replace "fd00:0:0:$i::fe" lladdr "$smac" dev eth0 nud permanent
-}
+# fabric_mac I host|port: the MAC address of host I's eth0 or of its switch
+# port swpI, fixed so that the neighbour entries need not read them.
+fabric_mac() { printf '02:00:00:00:%02x:%s' "$1" "$([ "$2" = host ] && echo 01 || echo fe)"; }
 
 fabric_add_host() {
-	local i=$1 type=${2:-rxecc} sw=${3:-sw} ns
+	local i=$1 type=${2:-rxecc} sw=${3:-sw} ns hmac smac
 	ns=$(fabric_ns "$i")
+	hmac=$(fabric_mac "$i" host) smac=$(fabric_mac "$i" port)
 	ip netns add "$ns" || return 1
 	FABRIC_HOSTS+=("$i")
 	FABRIC_SWITCH_OF[$i]=$sw
-	ip link add eth0 netns "$ns" type veth peer name "swp$i" netns "$(fabric_sw_ns "$sw")" || return 1
-	fabric_in "$i" ip link set lo up
-	fabric_in "$i" ip addr add "$(fabric_ip "$i")/24" dev eth0
-	fabric_in "$i" ip addr add "$(fabric_ip6 "$i")/64" dev eth0 nodad
-	fabric_in "$i" ip link set eth0 up
-	fabric_in "$i" ip route add default via "10.0.$i.254"
-	fabric_in "$i" ip -6 route add default via "fd00:0:0:$i::fe"
-	fabric_sw_in "$sw" ip addr add "10.0.$i.254/24" dev "swp$i"
-	fabric_sw_in "$sw" ip addr add "fd00:0:0:$i::fe/64" dev "swp$i" nodad
-	fabric_sw_in "$sw" ip link set "swp$i" up
-	# Static neighbours between the host and its switch port. Linux 6.1's
-	# rdma_cm watches neighbour updates (cma_netevent_callback) and reports
-	# RDMA_CM_EVENT_UNREACHABLE to every connecting id whose destination IP
-	# and ifindex match the updated entry, without comparing namespaces: the
-	# switch resolving h1's address while it forwards the first CM REQ to h1
-	# killed the client's connection whenever its eth0 had the same ifindex
-	# as the switch's port (seen on every first rdma_cm connection of a
-	# fabric). With no ARP in the fabric there is no such update.
-	fabric_neigh "$i" "$sw" || return 1
+	ip link add eth0 netns "$ns" address "$hmac" type veth peer name "swp$i" \
+		netns "$(fabric_sw_ns "$sw")" address "$smac" || return 1
+	# One ip process per namespace (ip netns exec costs a few tenths of a
+	# second in the guest). Static neighbours between the host and its
+	# switch port: Linux 6.1's rdma_cm watches neighbour updates
+	# (cma_netevent_callback) and reports RDMA_CM_EVENT_UNREACHABLE to every
+	# connecting id whose destination IP and ifindex match the updated entry,
+	# without comparing namespaces: the switch resolving h1's address while
+	# it forwards the first CM REQ to h1 killed the client's connection
+	# whenever its eth0 had the same ifindex as the switch's port (seen on
+	# every first rdma_cm connection of a fabric). With no ARP in the fabric
+	# there is no such update.
+	ip -n "$ns" -batch - <<-EOF || return 1
+		link set lo up
+		addr add $(fabric_ip "$i")/24 dev eth0
+		addr add $(fabric_ip6 "$i")/64 dev eth0 nodad
+		link set eth0 up
+		route add default via 10.0.$i.254
+		route add ::/0 via fd00:0:0:$i::fe
+		neigh replace 10.0.$i.254 lladdr $smac dev eth0 nud permanent
+		neigh replace fd00:0:0:$i::fe lladdr $smac dev eth0 nud permanent
+	EOF
+	ip -n "$(fabric_sw_ns "$sw")" -batch - <<-EOF || return 1
+		addr add 10.0.$i.254/24 dev swp$i
+		addr add fd00:0:0:$i::fe/64 dev swp$i nodad
+		link set swp$i up
+		neigh replace $(fabric_ip "$i") lladdr $hmac dev swp$i nud permanent
+		neigh replace $(fabric_ip6 "$i") lladdr $hmac dev swp$i nud permanent
+	EOF
 	# In-order delivery: a veth hands a packet to the receive backlog of the
 	# CPU that transmits it, and two CPUs transmitting one flow's packets
 	# reorder them (the switch port's qdisc is dequeued from whichever CPU

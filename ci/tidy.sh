@@ -1,0 +1,37 @@
+#!/bin/bash
+# clang-tidy on the C++ sources (userspace/.clang-tidy), one result line
+# (appended to $RESULTS when set); part of ci/lint.sh. It only reads the
+# sources and build/userspace/compile_commands.json, so make check runs it
+# at low priority beside the guest selftests.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+logdir="$top/build/lint"
+mkdir -p "$logdir"
+result() {	# result OK|FAIL DESC [LOG]
+	local line
+	if [ "$1" = OK ]; then line="ok lint: $2"; else line="not ok lint: $2"; fi
+	echo "$line"
+	[ -z "${RESULTS:-}" ] || echo "$line" >> "$RESULTS"
+	if [ "$1" != OK ] && [ -n "${3:-}" ]; then sed 's/^/# /' "$3" | head -n 40; fi
+	[ "$1" = OK ]
+}
+mapfile -t cxx < <(cd "$top" && git ls-files 'userspace/*.cpp' 2>/dev/null ||
+	find userspace -name '*.cpp')
+log="$logdir/clang-tidy.log"
+if [ ! -f "$top/build/userspace/compile_commands.json" ]; then
+	echo "compile_commands.json missing: run 'make userspace' first" > "$log"
+	result FAIL "clang-tidy on the C++ sources" "$log"
+else
+	units=("${cxx[@]}")
+	# One clang-tidy per unit, as many at once as there are CPUs (a unit
+	# takes about 15 s, most of it parsing headers); xargs exits non-zero
+	# if any of them did.
+	if (cd "$top" && printf '%s\0' "${units[@]}" |
+		xargs -0 -n 1 -P "$(nproc)" clang-tidy -quiet -p build/userspace) >"$log" 2>&1 &&
+		! grep -qE '(warning|error):' "$log"; then
+		result OK "clang-tidy on the C++ sources"
+	else
+		grep -E '(warning|error):' "$log" > "$log.warn" || cp "$log" "$log.warn"
+		result FAIL "clang-tidy on the C++ sources" "$log.warn"
+	fi
+fi
