@@ -93,6 +93,15 @@ def netlink_ack(sock):
     return -struct.unpack("=i", data[16:20])[0]
 
 
+def changed_iff_applied(name, st, now):
+    """A set that was answered changed the configuration (read back: `now`,
+    before: st["old"]) if and only if it reported success."""
+    applied = bool(st.get("applied"))
+    if not st.get("unanswered") and applied == (now == st["old"]):
+        raise RuntimeError(f"{name}: {'applied' if applied else 'failed'}, "
+                           f"but the configuration {'did not change' if now == st['old'] else 'changed'}")
+
+
 def run_systematic(name, setup, op, teardown, budget, fail):
     """Fail the 1st, 2nd, ... injection point of op(); returns the summary.
 
@@ -297,11 +306,7 @@ def config_main(a, fail):
             st["applied"] = True
 
         def teardown(st):
-            now = conf(get_cmd, target)
-            applied = bool(st.get("applied"))
-            if not st.get("unanswered") and applied == (now == st["old"]):
-                raise RuntimeError(f"{name}: {'applied' if applied else 'failed'}, "
-                                   f"but the configuration {'did not change' if now == st['old'] else 'changed'}")
+            changed_iff_applied(name, st, conf(get_cmd, target))
 
         return run_systematic(name, setup, op, teardown, a.budget, fail)
 
@@ -357,11 +362,7 @@ def config_main(a, fail):
         st["applied"] = True
 
     def change_teardown(st):
-        now = tf.read_back(nl, ifindex)
-        applied = bool(st.get("applied"))
-        if not st.get("unanswered") and applied == (now == st["old"]):
-            raise RuntimeError(f"pfc qdisc change: {'applied' if applied else 'failed'}, "
-                               f"but the configuration {'did not change' if now == st['old'] else 'changed'}")
+        changed_iff_applied("pfc qdisc change", st, tf.read_back(nl, ifindex))
 
     out.append(run_systematic("tc qdisc change pfc", change_setup, change_op, change_teardown,
                               a.budget, fail))
