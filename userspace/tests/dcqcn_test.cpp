@@ -627,6 +627,76 @@ TEST(DcqcnRp, TxTimeIsBytesOverRate) {
     EXPECT_EQ(rxecc_dcqcn_tx_ns(1, 0), 8'000'000U);        // rate 0 is taken as 1 kbit/s
 }
 
+// A QP always ready to send at a fixed rate is paced to that rate exactly.
+TEST(DcqcnPace, BackToBackPacketsLeaveOnePacketTimeApart) {
+    rxecc_dcqcn_pace pc{};
+    const std::uint64_t kbps = 16'000;  // 16 Mbit/s: 1000 B = 500 us
+    std::uint64_t now = 5'000'000;
+    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, kbps), 0U);  // nothing sent yet
+    for (int i = 0; i < 100; ++i) {
+        const std::uint64_t due = rxecc_dcqcn_pace_due(&pc, kbps);
+        ASSERT_LE(due, now);
+        rxecc_dcqcn_pace_sent(&pc, kbps, 1000, now);
+        now = rxecc_dcqcn_pace_due(&pc, kbps);  // woken exactly when due
+    }
+    EXPECT_EQ(now, 5'000'000U + 100U * 500'000U);
+}
+
+// Wake-ups late by up to the credit lose nothing: over many packets, each
+// woken at a random lateness, the QP sends at its rate (to one packet).
+TEST(DcqcnPace, LateWakeUpsAreMadeUp) {
+    std::mt19937_64 rng(7);
+    std::uniform_int_distribution<std::uint64_t> late(0, RXECC_PACE_CREDIT_NS / 2);
+    rxecc_dcqcn_pace pc{};
+    const std::uint64_t kbps = 16'000;
+    const std::uint64_t start = 1'000'000'000;
+    std::uint64_t now = start;
+    const int n = 10'000;
+    for (int i = 0; i < n; ++i) {
+        rxecc_dcqcn_pace_sent(&pc, kbps, 1000, now);
+        now = rxecc_dcqcn_pace_due(&pc, kbps) + late(rng);
+    }
+    const std::uint64_t ideal = start + static_cast<std::uint64_t>(n) * 500'000U;
+    EXPECT_LE(now, ideal + RXECC_PACE_CREDIT_NS / 2 + 500'000U);
+    EXPECT_GE(now, ideal);
+    // Without the credit (each packet's clock starting at its late start),
+    // the same lateness would have cost about n x 250 us.
+}
+
+// An idle QP saves up at most the credit: after a long pause, the packets
+// that may go at once add up to no more than the credit at the rate.
+TEST(DcqcnPace, IdleSavesUpOnlyTheCredit) {
+    rxecc_dcqcn_pace pc{};
+    const std::uint64_t kbps = 80'000;  // 1000 B = 100 us
+    rxecc_dcqcn_pace_sent(&pc, kbps, 1000, 0);
+    const std::uint64_t now = 10'000'000'000ULL;  // 10 s later
+    int at_once = 0;
+    while (rxecc_dcqcn_pace_due(&pc, kbps) <= now && at_once < 1000) {
+        rxecc_dcqcn_pace_sent(&pc, kbps, 1000, now);
+        ++at_once;
+    }
+    EXPECT_EQ(at_once, static_cast<int>(RXECC_PACE_CREDIT_NS / 100'000U) + 1);
+}
+
+// A rate that changes during a wait applies to it: the due time is the last
+// packet's start plus its time at the new rate.
+TEST(DcqcnPace, RateChangeDuringAWaitAppliesAtOnce) {
+    rxecc_dcqcn_pace pc{};
+    rxecc_dcqcn_pace_sent(&pc, 8'000, 1000, 1'000'000);           // 1 ms at 8 Mbit/s
+    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, 8'000), 2'000'000U);
+    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, 16'000), 1'500'000U);      // doubled: half the wait
+    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, 4'000), 3'000'000U);       // halved: twice
+}
+
+// A packet that may not wait (the QP is being cleaned up) starts the clock
+// at its own time, not in the future.
+TEST(DcqcnPace, EarlyPacketStartsTheClockNow) {
+    rxecc_dcqcn_pace pc{};
+    rxecc_dcqcn_pace_sent(&pc, 8'000, 1000, 1'000'000);
+    rxecc_dcqcn_pace_sent(&pc, 8'000, 1000, 1'200'000);  // due at 2'000'000
+    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, 8'000), 2'200'000U);
+}
+
 namespace {
 
 // One random sequence of CNPs and sends, core and reference side by side.

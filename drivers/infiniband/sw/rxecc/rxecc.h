@@ -117,7 +117,7 @@ struct rxecc_qp {
 	spinlock_t lock;		/* everything below */
 	struct rxecc_dcqcn_rp rp;	/* reaction point, this QP as sender */
 	struct rxecc_dcqcn_np np;	/* notification point, as receiver */
-	u64 next_tx;			/* ns, earliest start of the next paced packet */
+	struct rxecc_dcqcn_pace pace;	/* the rate limiter's clock */
 	struct hrtimer rl_timer;	/* wakes a QP held back by the limiter */
 	struct hrtimer np_timer;	/* sends a CNP deferred to the end of the gap */
 	u64 cnp_handled;		/* per-QP counts for `rdma res show qp -dd` */

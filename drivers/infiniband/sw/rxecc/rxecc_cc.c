@@ -506,7 +506,7 @@ void rxecc_qp_reset(struct rxe_qp *qp)
 	spin_lock_irqsave(&cc->lock, flags);
 	memset(&cc->rp, 0, sizeof(cc->rp));
 	memset(&cc->np, 0, sizeof(cc->np));
-	cc->next_tx = 0;
+	memset(&cc->pace, 0, sizeof(cc->pace));
 	cc->wait_req = 0;
 	cc->wait_resp = 0;
 	WRITE_ONCE(cc->stopped, false);
@@ -556,7 +556,7 @@ bool rxecc_rp_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp)
 	struct rxecc_dcqcn_rp snap;
 	unsigned long flags;
 	bool changed, wait = false;
-	u64 now, bytes, line;
+	u64 now, bytes, line, due;
 
 	if (likely(!READ_ONCE(cc->rp.active)))
 		return false;
@@ -571,23 +571,33 @@ bool rxecc_rp_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp)
 		/* The reaction point was switched off for this priority. */
 		changed = cc->rp.active;
 		memset(&cc->rp, 0, sizeof(cc->rp));
+		memset(&cc->pace, 0, sizeof(cc->pace));
 		goto out;
 	}
 	changed = rxecc_dcqcn_rp_advance(&cc->rp, &cfg->dcqcn, line, now);
 	if (!cc->rp.active)
 		goto out;
-	if (now < cc->next_tx && !cc->stopped) {
+	due = rxecc_dcqcn_pace_due(&cc->pace, cc->rp.rc);
+	if (now < due && !cc->stopped) {
 		if (resp)
 			cc->wait_resp = 1;
 		else
 			cc->wait_req = 1;
 		cc->rl_deferred++;
-		hrtimer_start(&cc->rl_timer, ns_to_ktime(cc->next_tx),
-			      HRTIMER_MODE_ABS_SOFT);
+		/*
+		 * The next timer increase event may raise the rate and make the
+		 * packet due sooner: look again then.
+		 */
+		if (cc->rp.t_next_inc > now && cc->rp.t_next_inc < due)
+			due = cc->rp.t_next_inc;
+		/* never later than a wake-up already due (rxecc_tx_defer()) */
+		if (!hrtimer_is_queued(&cc->rl_timer) ||
+		    ktime_before(ns_to_ktime(due), hrtimer_get_expires(&cc->rl_timer)))
+			hrtimer_start(&cc->rl_timer, ns_to_ktime(due), HRTIMER_MODE_ABS_SOFT);
 		wait = true;
 		goto out;
 	}
-	cc->next_tx = max(now, cc->next_tx) + rxecc_dcqcn_tx_ns(bytes, cc->rp.rc);
+	rxecc_dcqcn_pace_sent(&cc->pace, cc->rp.rc, bytes, now);
 	changed |= rxecc_dcqcn_rp_sent(&cc->rp, &cfg->dcqcn, line, bytes, now);
 out:
 	snap = cc->rp;
@@ -1000,6 +1010,9 @@ void rxecc_rcv_cnp(struct rxe_pkt_info *pkt, struct sk_buff *skb)
 	}
 	spin_lock_irqsave(&qp->cc.lock, flags);
 	changed = !qp->cc.rp.active;
+	/* a limiter that starts again starts its pacer afresh: no credit */
+	if (changed)
+		memset(&qp->cc.pace, 0, sizeof(qp->cc.pace));
 	res = rxecc_dcqcn_rp_cnp(&qp->cc.rp, &cfg->dcqcn, rxecc_line_kbps(qp, cfg),
 				 ktime_get_ns());
 	changed |= res != RXECC_CNP_COALESCED;

@@ -248,6 +248,29 @@ u64 rxecc_dcqcn_tx_ns(u64 bytes, u64 kbps)
 	return rxecc_div64(bytes * 8000000ULL, kbps ? kbps : 1);
 }
 
+u64 rxecc_dcqcn_pace_due(const struct rxecc_dcqcn_pace *pc, u64 kbps)
+{
+	if (!pc->bytes)
+		return 0;
+	return pc->t + rxecc_dcqcn_tx_ns(pc->bytes, kbps);
+}
+
+void rxecc_dcqcn_pace_sent(struct rxecc_dcqcn_pace *pc, u64 kbps, u64 bytes, u64 now)
+{
+	u64 due = rxecc_dcqcn_pace_due(pc, kbps);
+	u64 floor = now > RXECC_PACE_CREDIT_NS ? now - RXECC_PACE_CREDIT_NS : 0;
+
+	/*
+	 * The clock goes on from the due time, or from @now less the credit if
+	 * that is later; never from the future (a packet that may not wait).
+	 */
+	if (!pc->bytes || due > now)
+		pc->t = now;
+	else
+		pc->t = due > floor ? due : floor;
+	pc->bytes = bytes;
+}
+
 /* base^n for a Q30 base <= 1.0, in Q30. */
 static u64 rxecc_pow_q30(u64 base, u64 n)
 {

@@ -147,6 +147,29 @@ bool rxecc_dcqcn_rp_sent(struct rxecc_dcqcn_rp *rp,
 /* Nanoseconds that @bytes take at @kbps (at least 1 kbit/s). */
 u64 rxecc_dcqcn_tx_ns(u64 bytes, u64 kbps);
 
+/*
+ * The pacer of one QP: when its next packet may start. The last packet's
+ * start (on the pacer's clock) and size are kept, not a precomputed send
+ * time, so the next packet is due when the last one has taken its time at
+ * the rate of now: a rate that rises or falls during a wait applies at once.
+ * A packet that starts late (its timer or task ran late) starts the clock of
+ * its successor at the time it was due, not at its own: up to
+ * RXECC_PACE_CREDIT_NS of lateness is made up, so the QP keeps its rate
+ * through wake-up jitter, while a QP that was idle saves up no more than that.
+ */
+#define RXECC_PACE_CREDIT_NS 1000000ULL
+
+struct rxecc_dcqcn_pace {
+	u64 t;			/* start of the last packet, pacer clock */
+	u64 bytes;		/* its bytes on the wire; 0: none yet */
+};
+
+/* When the next packet may start at @kbps (0: at once). */
+u64 rxecc_dcqcn_pace_due(const struct rxecc_dcqcn_pace *pc, u64 kbps);
+
+/* A packet of @bytes starts at @now (at or after its due time, at @kbps). */
+void rxecc_dcqcn_pace_sent(struct rxecc_dcqcn_pace *pc, u64 kbps, u64 bytes, u64 now);
+
 /* Notification point state of one QP. */
 struct rxecc_dcqcn_np {
 	u64 t_last_cnp;		/* when the last CNP was sent */
