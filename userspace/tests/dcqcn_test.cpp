@@ -682,10 +682,10 @@ TEST(DcqcnPace, IdleSavesUpOnlyTheCredit) {
 // packet's start plus its time at the new rate.
 TEST(DcqcnPace, RateChangeDuringAWaitAppliesAtOnce) {
     rxecc_dcqcn_pace pc{};
-    rxecc_dcqcn_pace_sent(&pc, 8'000, 1000, 1'000'000);           // 1 ms at 8 Mbit/s
+    rxecc_dcqcn_pace_sent(&pc, 8'000, 1000, 1'000'000);  // 1 ms at 8 Mbit/s
     EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, 8'000), 2'000'000U);
-    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, 16'000), 1'500'000U);      // doubled: half the wait
-    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, 4'000), 3'000'000U);       // halved: twice
+    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, 16'000), 1'500'000U);  // doubled: half the wait
+    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, 4'000), 3'000'000U);   // halved: twice
 }
 
 // A packet that may not wait (the QP is being cleaned up) starts the clock
