@@ -97,14 +97,18 @@ print(",".join(str(q["lqpn"]) for q in json.load(sys.stdin) if q.get("type") == 
 }
 
 # roce_round SEED [6|tagged]: from h3 over IPv4 or IPv6, or from the switch's
-# port to h1 as priority-tagged Ethernet frames (IPv4).
+# port to h1 as priority-tagged Ethernet frames (IPv4; some of them to a
+# multicast group h1 has joined).
 roce_round() {
 	local seed=$1 sn rc=0 ip=fabric_ip from=(fabric_in 3) how=()
 	case ${2:-4} in
 	6) ip=fabric_ip6 ;;
 	tagged)
+		# h1 joins 239.1.2.3 (no QP attaches to it): multicast packets
+		# and CNPs to a group reach its device
 		from=(fabric_sw)
-		how=(--tagged swp1 --dmac "$(fabric_in 1 cat /sys/class/net/eth0/address)")
+		how=(--tagged swp1 --dmac "$(fabric_in 1 cat /sys/class/net/eth0/address)" --mcast 239.1.2.3)
+		fabric_in 1 ip addr add 239.1.2.3/32 dev eth0 autojoin || return 1
 		;;
 	esac
 	snap_drops
@@ -113,6 +117,7 @@ roce_round() {
 		--dst "$($ip 1)" --live "$LIVE_QPN" --stale "$STALE" --count "$FUZZ" --seed "$seed" \
 		"${how[@]}" >"$LOGDIR/fuzz-$seed.json" || return 1
 	sleep 1
+	[ "${2:-4}" != tagged ] || fabric_in 1 ip addr del 239.1.2.3/32 dev eth0
 	cat "$LOGDIR/fuzz-$seed.json"
 	echo "receive backlog drops: $(($(softnet_drops) - sn))"
 	check_expect "$LOGDIR/fuzz-$seed.json" || rc=1

@@ -4,7 +4,7 @@
 from a seed, for the guest selftests (integrity.sh).
 
   roce_fuzz.py roce --src OWN --peer PEER --dst DST --live QPN[,QPN] [--stale QPN,...]
-                    --count N --seed S [--rate PPS] [--tagged IFACE --dmac MAC]
+                    --count N --seed S [--rate PPS] [--tagged IFACE --dmac MAC [--mcast GROUP]]
   roce_fuzz.py pfc IFACE --count N --seed S [--enabled MASK] [--rate PPS]
 
 Every packet is one the device must drop, and which of its counters it must
@@ -14,7 +14,9 @@ every packet reaches the RoCE receive path (UDP port 4791; IPv4 with UDP
 checksum 0, or IPv6, with a valid UDP checksum, when the addresses are
 IPv6 ones). With --tagged, the IPv4 packets go out of IFACE (the link to
 the device) as Ethernet frames to MAC with an 802.1Q priority tag (VID 0,
-a random PCP), as RoCE carries its priority on a port without VLANs.
+a random PCP), as RoCE carries its priority on a port without VLANs;
+with --mcast, half the mcast and cnp_mcast packets go to GROUP, an IPv4
+multicast group the device's host has joined (to its multicast MAC).
 
 RoCE kinds (raw IP socket; OWN is this host, PEER the live QPs' peer):
   truncated     UDP payload shorter than a BTH                 rx_drop_malformed
@@ -24,14 +26,18 @@ RoCE kinds (raw IP socket; OWN is this host, PEER the live QPs' peer):
   unknown_qp    valid request to a QP that does not exist      rx_drop_unknown_qp
                 (random, 0, or a destroyed QP's number)
   mcast         UD SEND to the multicast QP (0xFFFFFF) at a
-                GID that is no multicast group of the device   rx_drop_unknown_qp
+                GID that is no multicast group of the device
+                (the unicast GID, or --mcast's group, which no
+                QP has attached)                                rx_drop_unknown_qp
   qp_type       UD SEND to a live RC QP                        rx_drop_qp_state
   addr          valid request to a live QP from OWN, some
                 oversized (IPv4: fragmented, up to 4 KiB)      rx_drop_addr_mismatch
   pkey          from PEER (spoofed) with a foreign P_Key       rx_drop_key_mismatch
   icrc          from PEER (spoofed), bad ICRC                  rx_icrc_encapsulated
   cnp_unknown   CNP to a QP that does not exist                rp_cnp_ignored
-  cnp_mcast     CNP to the multicast QP (0xFFFFFF)             rp_cnp_ignored
+  cnp_mcast     CNP to the multicast QP (0xFFFFFF), or to
+                --mcast's group for a live QP (not the QP's
+                own address)                                   rp_cnp_ignored
   cnp_src       CNP to a live QP from OWN                      rp_cnp_ignored
   cnp_bad       CNP from PEER (spoofed) with a bad ICRC or
                 a wrong length                                 rp_cnp_ignored
@@ -211,9 +217,11 @@ def roce_packet(kind, a, ident):
     if kind == "unknown_qp":
         body = bth(RC_SEND_ONLY, absent_qpn(a.live, a.stale), psn) + payload
         return roce(a.src, a.dst, body, ident, sport)
+    group = a.mcast if a.mcast and random.random() < 0.5 else None
     if kind == "mcast":
         deth = struct.pack("!II", 0x80010000, 1)
-        return roce(a.src, a.dst, bth(UD_SEND_ONLY, MULTICAST_QPN, psn) + deth + payload, ident, sport)
+        return roce(a.src, group or a.dst, bth(UD_SEND_ONLY, MULTICAST_QPN, psn) + deth + payload,
+                    ident, sport)
     if kind == "qp_type":
         deth = struct.pack("!II", 0x80010000, 1)     # Q_Key, source QP
         return roce(a.src, a.dst, bth(UD_SEND_ONLY, live, psn) + deth + payload, ident, sport)
@@ -231,6 +239,9 @@ def roce_packet(kind, a, ident):
     if kind == "cnp_unknown":
         return roce(a.src, a.dst, bth(CNP, absent_qpn(a.live, a.stale), 0) + bytes(16), ident, sport)
     if kind == "cnp_mcast":
+        if group:
+            qpn = random.choice([MULTICAST_QPN, live])
+            return roce(a.peer, group, bth(CNP, qpn, 0) + bytes(16), ident, sport)
         return roce(a.peer, a.dst, bth(CNP, MULTICAST_QPN, 0) + bytes(16), ident, sport)
     if kind == "cnp_src":
         return roce(a.src, a.dst, cnp, ident, sport)
@@ -323,6 +334,7 @@ def main():
     r.add_argument("--stale", default=[], type=lambda v: [int(x, 0) for x in v.split(",") if x])
     r.add_argument("--tagged", metavar="IFACE", help="priority-tagged frames out of IFACE")
     r.add_argument("--dmac", help="the device's MAC address (with --tagged)")
+    r.add_argument("--mcast", help="an IPv4 multicast group the device's host has joined (with --tagged)")
     p = sub.add_parser("pfc")
     p.add_argument("iface")
     p.add_argument("--enabled", type=lambda v: int(v, 0), default=0)
@@ -333,6 +345,8 @@ def main():
     a = ap.parse_args()
     if a.mode == "roce" and bool(a.tagged) != bool(a.dmac):
         ap.error("--tagged and --dmac go together")
+    if a.mode == "roce" and a.mcast and not a.tagged:
+        ap.error("--mcast needs --tagged (the switch does not route multicast)")
     random.seed(a.seed)
     kinds, expect = {}, {}
     t0 = time.monotonic()
@@ -343,8 +357,13 @@ def main():
                 ap.error("--tagged: IPv4 addresses only")
             sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
             sock.bind((a.tagged, 0))
-            eth = bytes.fromhex(a.dmac.replace(":", "")) + mac_of(a.tagged)
-            send = lambda frag: sock.send(vlan_tag(eth + b"\x08\x00" + frag, 0))
+            dmac, smac = bytes.fromhex(a.dmac.replace(":", "")), mac_of(a.tagged)
+
+            def send(frag):
+                da = dmac
+                if frag[16] >> 4 == 0xe:	# IPv4 multicast: 01:00:5e + the low 23 bits
+                    da = bytes([1, 0, 0x5e, frag[17] & 0x7f, frag[18], frag[19]])
+                sock.send(vlan_tag(da + smac + b"\x08\x00" + frag, 0))
         else:
             # IPPROTO_RAW: the packet carries its own IP header (IPv4 and IPv6)
             sock = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_RAW,
