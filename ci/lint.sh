@@ -2,8 +2,7 @@
 # Static checks, one result line each (appended to $RESULTS when set):
 #   the modules build warning-free with W=1 and with sparse (C=2);
 #   checkpatch --strict on rxecc's own kernel files and on every patch;
-#   clang-format and (ci/tidy.sh, unless RXECC_LINT_NO_TIDY=1) clang-tidy on
-#   the C++ sources.
+#   clang-format and (ci/tidy.sh) clang-tidy on the C++ sources.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 kdir=${KDIR:-/lib/modules/$("$top/ci/kver.sh")/build}
@@ -66,8 +65,5 @@ if (cd "$top" && clang-format --dry-run -Werror "${cxx[@]}") >"$log" 2>&1; then
 else
 	result FAIL "clang-format on the C++ sources" "$log"
 fi
-# clang-tidy: its own script (make check runs it beside the guest selftests).
-if [ "${RXECC_LINT_NO_TIDY:-0}" != 1 ]; then
-	"$top/ci/tidy.sh" || fails=$((fails + 1))
-fi
+"$top/ci/tidy.sh" || fails=$((fails + 1))
 [ $fails -eq 0 ]

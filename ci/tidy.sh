@@ -1,8 +1,7 @@
 #!/bin/bash
 # clang-tidy on the C++ sources (userspace/.clang-tidy), one result line
-# (appended to $RESULTS when set); part of ci/lint.sh. It only reads the
-# sources and build/userspace/compile_commands.json, so make check runs it
-# at low priority beside the guest selftests.
+# (appended to $RESULTS when set); the last of ci/lint.sh's checks, and the
+# longest (about 5 minutes on 2 cores).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 logdir="$top/build/lint"

@@ -104,8 +104,10 @@ roce_round() {
 	case ${2:-4} in
 	6) ip=fabric_ip6 ;;
 	tagged)
-		# h1 joins 239.1.2.3 (no QP attaches to it): multicast packets
-		# and CNPs to a group reach its device
+		# h1 joins 239.1.2.3 at the IP level (an address with autojoin;
+		# it also becomes a GID of h1's device), so that multicast
+		# packets and CNPs to the group reach the device. No QP attaches
+		# to it: rxe has no group there.
 		from=(fabric_sw)
 		how=(--tagged swp1 --dmac "$(fabric_in 1 cat /sys/class/net/eth0/address)" --mcast 239.1.2.3)
 		fabric_in 1 ip addr add 239.1.2.3/32 dev eth0 autojoin || return 1
@@ -115,9 +117,10 @@ roce_round() {
 	sn=$(softnet_drops)
 	"${from[@]}" python3 "$HERE/roce_fuzz.py" roce --src "$($ip 3)" --peer "$($ip 2)" \
 		--dst "$($ip 1)" --live "$LIVE_QPN" --stale "$STALE" --count "$FUZZ" --seed "$seed" \
-		"${how[@]}" >"$LOGDIR/fuzz-$seed.json" || return 1
+		"${how[@]}" >"$LOGDIR/fuzz-$seed.json" || rc=1
 	sleep 1
 	[ "${2:-4}" != tagged ] || fabric_in 1 ip addr del 239.1.2.3/32 dev eth0
+	[ $rc -eq 0 ] || return 1
 	cat "$LOGDIR/fuzz-$seed.json"
 	echo "receive backlog drops: $(($(softnet_drops) - sn))"
 	check_expect "$LOGDIR/fuzz-$seed.json" || rc=1

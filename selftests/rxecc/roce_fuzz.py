@@ -26,9 +26,9 @@ RoCE kinds (raw IP socket; OWN is this host, PEER the live QPs' peer):
   unknown_qp    valid request to a QP that does not exist      rx_drop_unknown_qp
                 (random, 0, or a destroyed QP's number)
   mcast         UD SEND to the multicast QP (0xFFFFFF) at a
-                GID that is no multicast group of the device
+                GID where the device has no multicast group
                 (the unicast GID, or --mcast's group, which no
-                QP has attached)                                rx_drop_unknown_qp
+                QP has attached to)                            rx_drop_unknown_qp
   qp_type       UD SEND to a live RC QP                        rx_drop_qp_state
   addr          valid request to a live QP from OWN, some
                 oversized (IPv4: fragmented, up to 4 KiB)      rx_drop_addr_mismatch
