@@ -291,6 +291,43 @@ def rate_series(path):
     return series
 
 
+# A sender's DCQCN rate counts as at its fair share within this fraction of it.
+FAIR_BAND = 0.3
+# Seconds after the load starts that the rate statistics leave out.
+SETTLE_S = 2.0
+
+
+def rate_stats(series, senders, window, line_mbps, fair_mbps):
+    """Each sender's DCQCN rate Rc against its fair share, over the load's
+    window less its first SETTLE_S: {host: {median_mbps, in_band_pct}} and the
+    time-weighted mean of the senders' summed Rc. Rc is a step function of
+    the rxecc_rate events; before a QP's first event, and for a sender that
+    has none, it is the line rate (the limiter is off). A sender with several
+    QPs counts by its first."""
+    t0, t1 = window[0] + SETTLE_S, window[1]
+    if t1 <= t0:
+        return None
+    per = {}
+    for host in senders:
+        pts = next((p for (dev, _), p in sorted(series.items()) if dev == host), [])
+        steps = [(t0, next((v for t, v in reversed(pts) if t <= t0), line_mbps))]
+        steps += [(t, v) for t, v in pts if t0 < t < t1]
+        spans = [(v, b - a) for (a, v), (b, _) in zip(steps, steps[1:] + [(t1, 0)])]
+        inside = sum(d for v, d in spans if abs(v - fair_mbps) <= FAIR_BAND * fair_mbps)
+        acc, median = 0.0, spans[-1][0]
+        for v, d in sorted(spans):
+            acc += d
+            if acc >= (t1 - t0) / 2:
+                median = v
+                break
+        per[host] = {"median_mbps": round(median, 1),
+                     "in_band_pct": round(100 * inside / (t1 - t0), 1),
+                     "mean_mbps": sum(v * d for v, d in spans) / (t1 - t0)}
+    total = sum(p.pop("mean_mbps") for p in per.values())
+    return {"fair_mbps": round(fair_mbps, 2), "band_pct": round(100 * FAIR_BAND),
+            "seconds": round(t1 - t0, 2), "senders": per, "sum_mean_mbps": round(total, 1)}
+
+
 def queue_series(path):
     out = []
     if os.path.exists(path):
@@ -332,6 +369,11 @@ def analyse(raw, sc, mode):
               "retransmissions": delta(hs, "completer_retry_err"),
               "senders_paused_ms": round(delta(hs, f"rx_prio{prio}_pause_duration") / 1000),
               "limiter_deferred": delta(hs, "rp_tx_deferred")})
+    window = [float(read_text(os.path.join(d, f))) if os.path.exists(os.path.join(d, f)) else None
+              for f in ("load-start", "load-done")]
+    if mode["dcqcn"] and None not in window:
+        r["rc"] = rate_stats(rate_series(os.path.join(d, "trace.txt")), list(senders.values()),
+                             window, sc["link"], sc["rate"] / sc["senders"])
     timed = probe_samples(d)
     s = sorted(v for _, v in timed)
     # p99.9 of fewer than 1000 pings would be the maximum: not given
@@ -383,12 +425,25 @@ def md_table(results):
 
 
 def checks(results):
-    """The lab's expectations (issue 7): DCQCN + PFC against PFC only."""
+    """The lab's expectations: in every DCQCN mode, DCQCN sets the senders'
+    rates (each at its fair share most of the time); DCQCN + PFC against PFC
+    only."""
+    out = []
+    for r in results:
+        rc = r.get("rc")
+        if rc and rc["senders"]:
+            worst = min(p["in_band_pct"] for p in rc["senders"].values())
+            out.append((f"{r['label']}: every sender's DCQCN rate within ±{rc['band_pct']} % of its fair "
+                        f"share ({rc['fair_mbps']:g} Mbit/s) 70 % of the time or more", worst >= 70,
+                        "; ".join(f"{h} {p['in_band_pct']:g} % (median {p['median_mbps']:g} Mbit/s)"
+                                  for h, p in rc["senders"].items())
+                        + f"; their Rc summed {rc['sum_mean_mbps']:g} Mbit/s on average, goodput "
+                        f"{r['goodput_mbps']:g}"))
     by = {r["name"]: r for r in results}
     both, pfc = by.get("dcqcn+pfc"), by.get("pfc")
     if not both or not pfc:
-        return []
-    out = [("DCQCN + PFC: no switch drop", both.get("switch_drops") == 0,
+        return out
+    out += [("DCQCN + PFC: no switch drop", both.get("switch_drops") == 0,
             f"{both.get('switch_drops')} drops"),
            ("DCQCN + PFC: fewer PFC frames than PFC only",
             both.get("pfc_xoff", 0) + both.get("pfc_xon", 0) < pfc.get("pfc_xoff", 0) + pfc.get("pfc_xon", 0),

@@ -179,8 +179,16 @@ class Report(unittest.TestCase):
             self.assertAlmostEqual(pfc["probe"]["p99_us"], 1200.0)
             self.assertAlmostEqual(pfc["probe"]["p999_us"], 5000.0)
             self.assertAlmostEqual(both["probe"]["p99_us"], 100.0)
+            # h2's last rate event before the settled window (52-60 s): 750
+            # Mbit/s throughout; h3 has none: line rate. Fair share 25.
+            self.assertNotIn("rc", pfc)
+            self.assertEqual(both["rc"]["senders"], {"h2": {"median_mbps": 750.0, "in_band_pct": 0.0},
+                                                     "h3": {"median_mbps": 1000.0, "in_band_pct": 0.0}})
+            self.assertEqual(both["rc"]["fair_mbps"], 25.0)
             checks = {c["check"]: c["met"] for c in rep["checks"]}
-            self.assertEqual(len(checks), 4)
+            self.assertEqual(len(checks), 5)
+            self.assertFalse(checks["DCQCN + PFC: every sender's DCQCN rate within ±30 % of its fair share "
+                                    "(25 Mbit/s) 70 % of the time or more"])
             self.assertTrue(checks["DCQCN + PFC: Jain index 0.9 or more"])   # 0.900: inclusive
             self.assertTrue(checks["DCQCN + PFC: fewer PFC frames than PFC only"])
             self.assertTrue(checks["DCQCN + PFC: lower probe p99 than PFC only"])
@@ -191,6 +199,17 @@ class Report(unittest.TestCase):
                 md = f.read()
             self.assertIn("| dcqcn+pfc |", md)
             self.assertIn("![latency.png](latency.png)", md)
+
+    def test_rate_stats_against_the_fair_share(self):
+        # h2 at 25 Mbit/s (the fair share) for 4 of the 8 settled seconds,
+        # then 40; h3 never limited: at the line rate of 100
+        st = lab.rate_stats({("h2", 17): [(51.0, 25.0), (56.0, 40.0)], ("h1", 3): [(53.0, 25.0)]},
+                            ["h2", "h3"], (50.0, 60.0), 100, 25.0)
+        self.assertEqual(st["senders"]["h2"], {"median_mbps": 25.0, "in_band_pct": 50.0})
+        self.assertEqual(st["senders"]["h3"], {"median_mbps": 100.0, "in_band_pct": 0.0})
+        self.assertAlmostEqual(st["sum_mean_mbps"], 132.5)
+        self.assertEqual(st["seconds"], 8.0)
+        self.assertIsNone(lab.rate_stats({}, ["h2"], (50.0, 51.0), 100, 25.0))   # shorter than the settling
 
     def test_percentile_is_nearest_rank(self):
         v = list(range(1, 101))
