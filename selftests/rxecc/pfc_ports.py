@@ -64,7 +64,10 @@ def mac_of(dev: str) -> bytes:
     """From rtnetlink: /sys shows the namespace it was mounted in."""
     if not MACS:
         for link in json.loads(sh("ip", "-j", "link", "show")):
-            MACS[link["ifname"]] = bytes.fromhex(link.get("address", "").replace(":", ""))
+            # Ethernet links only: a kernel with tunnels built in puts its
+            # fallback devices (tunl0 "0.0.0.0", sit0, ...) in every namespace
+            if link.get("link_type") == "ether":
+                MACS[link["ifname"]] = bytes.fromhex(link["address"].replace(":", ""))
     return MACS[dev]
 
 
