@@ -1,26 +1,17 @@
 #!/bin/bash
 # Run the guest selftests listed in selftests/rxecc/tests.list, each in its
-# own guest boot (ci/vm.sh), up to RXECC_GUEST_JOBS boots at a time
-# (default 1: a guest with two vCPUs keeps up to two host cores busy, and
-# the timing-sensitive tests fail when two guests share two cores; more
-# with more cores). Prints one line
-# per KTAP result, prefixed with the script name (and the guest for
-# multi-guest tests), plus one result per boot for "no kernel splat in the
-# guest logs" and "ran to the end", a script's lines together when it ends,
-# and appends them to $RESULTS (default build/check/results.txt).
+# own guest boot (ci/vm.sh). Prints one line per KTAP result, prefixed with
+# the script name (and the guest for multi-guest tests), plus one result per
+# boot for "no kernel splat in the guest logs" and "ran to the end", and
+# appends them to $RESULTS (default build/check/results.txt).
 #   ci/selftests.sh [SCRIPT...]   only the named scripts
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 list="$top/selftests/rxecc/tests.list"
 RESULTS=${RESULTS:-$top/build/check/results.txt}
-jobs=${RXECC_GUEST_JOBS:-1}
 mkdir -p "$(dirname "$RESULTS")"
-parts=$(mktemp -d)
-trap 'rm -rf "$parts"' EXIT
 
-# A script's lines go to its own file ($out: run_one's stdout), its results
-# also to $out.results; both join stdout and $RESULTS when the script has ended.
-emit() { echo "$*"; echo "$*" >> "$out.results"; }
+emit() { echo "$*"; echo "$*" >> "$RESULTS"; }
 
 # ktap_lines FILE PREFIX: the file's KTAP result lines, prefixed; checks the plan.
 # A failed test's diagnostic lines (those after the previous result) go to
@@ -49,13 +40,17 @@ ktap_lines() {
 	fi
 }
 
-# run_one SCRIPT GUESTS LINKS SMP TIMEOUT: boot, run, collect (into $out).
-run_one() {
-	local script=$1 guests=$2 links=$3 smp=$4 tmo=$5 name rc rundir g prefix failed_before start l
+want=("$@")
+while read -r script guests links smp tmo; do
+	case "$script" in "" | \#*) continue ;; esac
+	if [ ${#want[@]} -gt 0 ] && [[ ! " ${want[*]} " == *" $script "* ]]; then
+		continue
+	fi
 	name=${script%.sh}
 	tmo=$((tmo * ${RXECC_TIMEOUT_SCALE:-1}))	# make check-debug: a slower kernel
-	local args=(--name "$name" --guests "$guests" --smp "$smp" --timeout "$tmo" --quiet)
+	args=(--name "$name" --guests "$guests" --smp "$smp" --timeout "$tmo" --quiet)
 	[ "$links" = - ] || for l in ${links//,/ }; do args+=(--link "$l"); done
+	echo "# running $script ($guests guest(s), timeout ${tmo}s)"
 	start=$SECONDS
 	"$top/ci/vm.sh" "${args[@]}" -- "$top/selftests/rxecc/$script"
 	rc=$?
@@ -71,7 +66,7 @@ run_one() {
 		"$top/ci/splat-scan.sh" "$rundir"/g*/console.log "$rundir"/g*/dmesg.txt "$rundir"/g*/kmemleak.txt 2>&1 | sed 's/^/# /'
 		emit "not ok $name: no kernel splat in the guest logs"
 	fi
-	failed_before=$(grep -c "^not ok $name" "$out.results")
+	failed_before=$(grep -c "^not ok $name" "$RESULTS")
 	case $rc in
 	0 | 2) emit "ok $name: ran to the end" ;;
 	4) emit "ok $name: ran to the end # SKIP the test skipped itself" ;;
@@ -85,51 +80,4 @@ run_one() {
 		;;
 	esac
 	echo "# $script: exit $rc after $((SECONDS - start))s (logs: $rundir)"
-}
-
-# flush: print and record the lines of every script that has ended.
-flush() {
-	local f
-	for f in "$parts"/*.done; do
-		[ -e "$f" ] || continue
-		f=${f%.done}
-		cat "$f"
-		cat "$f.results" >> "$RESULTS" 2>/dev/null
-		rm -f "$f" "$f.results" "$f.done"
-	done
-}
-
-case $jobs in '' | *[!0-9]* | 0) echo "selftests: RXECC_GUEST_JOBS=$jobs is not a number of at least 1" >&2; exit 1 ;; esac
-# The initramfs once, before guests boot in parallel (for the kernel vm.sh
-# will boot: the debug kernel's modules with RXECC_GUEST_KERNEL).
-if [ -n "${RXECC_GUEST_KERNEL:-}" ]; then
-	KVER=$(cat "$RXECC_GUEST_KERNEL/release") RXECC_KMODS=$RXECC_GUEST_KERNEL/mods \
-		"$top/ci/mkinitramfs.sh" >/dev/null || exit 1
-else
-	"$top/ci/mkinitramfs.sh" >/dev/null || exit 1
-fi
-want=("$@")
-running=0
-while read -r script guests links smp tmo; do
-	case "$script" in "" | \#*) continue ;; esac
-	if [ ${#want[@]} -gt 0 ] && [[ ! " ${want[*]} " == *" $script "* ]]; then
-		continue
-	fi
-	while [ "$running" -ge "$jobs" ]; do
-		wait -n
-		running=$((running - 1))
-		flush
-	done
-	echo "# running $script ($guests guest(s), timeout $((tmo * ${RXECC_TIMEOUT_SCALE:-1}))s)"
-	out="$parts/${script%.sh}"
-	: > "$out"
-	: > "$out.results"
-	(run_one "$script" "$guests" "$links" "$smp" "$tmo" >> "$out" 2>&1; touch "$out.done") &
-	running=$((running + 1))
 done < "$list"
-while [ "$running" -gt 0 ]; do
-	wait -n
-	running=$((running - 1))
-	flush
-done
-flush
