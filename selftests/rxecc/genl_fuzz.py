@@ -43,9 +43,10 @@ CMD_MAX = 8
 A_DEV_INDEX, A_DEV_NAME, A_PROFILE, A_DCQCN = 2, 3, 6, 7
 A_RP_ENABLE, A_NP_ENABLE, A_ECN = 8, 9, 10
 A_PFC_ENABLE, A_ROCE_PRIO, A_DSCP2PRIO, A_LINK_MBPS = 14, 15, 16, 17
-A_PFC_RX_XOFF, A_PFC_RX_XON, A_TX_QLIMIT = 18, 19, 20
-A_MAX = 20
-DCQCN_MAX = 19
+A_PFC_RX_XOFF, A_PFC_RX_XON, A_TX_QLIMIT, A_PROFILE_KBPS = 18, 19, 20, 21
+A_MAX = 21
+DCQCN_MAX = 24
+RP_AI_RATE, RP_AI_RATE_KBPS = 6, 20    # one rate, in Mbit/s and in kbit/s
 CHANGING = {CMD_DEV_SET, CMD_DEFAULTS_SET, CMD_STATS_RESET}
 
 
@@ -209,6 +210,8 @@ class Fuzzer:
         cfg = b""
         if r.random() < 0.3:
             cfg += attr(A_PROFILE, strz(r.choice(["mlx5", "paper", "lab", "mlx4"])))
+            if r.random() < 0.5:
+                cfg += attr(A_PROFILE_KBPS, u32(r.choice([0, 1, 50000, 40000000, 400000001])))
         if r.random() < 0.7:
             cfg += self.valid_dcqcn()
         if r.random() < 0.3:
@@ -310,6 +313,16 @@ def checks(g, fam, dev, f):
         ("unknown profile", CMD_DEV_SET, devattr + attr(A_PROFILE, strz("mlx4")) + attr(A_DCQCN | NLA_F_NESTED, good), errno.EINVAL),
         ("no device", CMD_DEV_SET, attr(A_DCQCN | NLA_F_NESTED, good), errno.EINVAL),
         ("unknown device", CMD_DEV_SET, attr(A_DEV_NAME, strz("rxecc9")) + attr(A_DCQCN | NLA_F_NESTED, good), errno.ENODEV),
+        ("a rate given in Mbit/s and in kbit/s", CMD_DEV_SET,
+         devattr + attr(A_DCQCN | NLA_F_NESTED, good + attr(RP_AI_RATE, u32(5)) + attr(RP_AI_RATE_KBPS, u32(50))),
+         errno.EINVAL),
+        ("a kbit/s rate out of range", CMD_DEV_SET,
+         devattr + attr(A_DCQCN | NLA_F_NESTED, good + attr(RP_AI_RATE_KBPS, u32(400000001))), errno.ERANGE),
+        ("PROFILE_KBPS without PROFILE", CMD_DEV_SET, devattr + attr(A_PROFILE_KBPS, u32(50000)), errno.EINVAL),
+        ("PROFILE_KBPS 0", CMD_DEV_SET, devattr + attr(A_PROFILE, strz("paper")) + attr(A_PROFILE_KBPS, u32(0)),
+         errno.ERANGE),
+        ("the lab profile scaled", CMD_DEV_SET, devattr + attr(A_PROFILE, strz("lab")) + attr(A_PROFILE_KBPS, u32(50000)),
+         errno.EINVAL),
         ("unknown command", CMD_MAX + 3, devattr, errno.EOPNOTSUPP),
         ("attribute on a get without attributes", CMD_DEFAULTS_GET, devattr, errno.EINVAL),
     ]

@@ -22,7 +22,7 @@ ERR=$LOGDIR/tool.stderr
 NOCAP=(setpriv --bounding-set -net_admin --inh-caps -net_admin)
 
 ktap_header
-ktap_plan 15
+ktap_plan 16
 
 [ -x "$T" ] || { ktap_fail "the tool is built ($T)"; ktap_finished; }
 modules_unload >/dev/null 2>&1
@@ -198,6 +198,30 @@ profiles() {
 }
 ktap_result "dcqcn profile: per device, and the defaults new devices start with" profiles
 
+# The paper's values scaled to 50 Mbit/s (k = 800; docs/dcqcn.md), and the
+# rates in kbit/s: the mlx5 names show them in whole Mbit/s.
+scaled() {
+	local j rc=0 want
+	in1 "$T" dcqcn profile dev h1 paper scale 50mbit || return 1
+	j=$(in1 "$T" -j dcqcn show dev h1)
+	want="custom 44000 44000 40000 50 250 1 0 0 1020 156250 5"
+	[ "$(echo "$j" | json 'd[0]["profile"], d[0]["dcqcn"]["rp_time_reset"], d[0]["dcqcn"]["rp_dce_tcp_rtt"], d[0]["dcqcn"]["np_min_time_between_cnps"], d[0]["dcqcn"]["rp_ai_rate_kbps"], d[0]["dcqcn"]["rp_hai_rate_kbps"], d[0]["dcqcn"]["rp_min_rate_kbps"], d[0]["dcqcn"]["rp_ai_rate"], d[0]["dcqcn"]["rp_min_rate"], d[0]["dcqcn"]["rp_dce_tcp_g"], d[0]["dcqcn"]["rp_byte_reset"], d[0]["dcqcn"]["rp_threshold"]')" = "$want" ] ||
+		{ echo "scaled paper: $j"; rc=1; }
+	# A rate that is no whole number of Mbit/s, by its mlx5 name.
+	in1 "$T" dcqcn set dev h1 rp_ai_rate 1500kbit rp_hai_rate 7 || rc=1
+	j=$(in1 "$T" -j dcqcn show dev h1)
+	[ "$(echo "$j" | json 'd[0]["dcqcn"]["rp_ai_rate_kbps"], d[0]["dcqcn"]["rp_ai_rate"], d[0]["dcqcn"]["rp_hai_rate_kbps"]')" = "1500 1 7000" ] ||
+		{ echo "rates: $j"; rc=1; }
+	expect_fail 6 "no reference line rate" in1 "$T" dcqcn profile dev h1 lab scale 50mbit || rc=1
+	expect_fail 1 "one rate" in1 "$T" dcqcn set dev h1 rp_ai_rate 5 rp_ai_rate_kbps 50 || rc=1
+	# The module parameters show the defaults' rates in both units.
+	"$T" dcqcn set defaults rp_ai_rate_kbps 2500 || rc=1
+	[ "$(cat /sys/module/rdma_rxecc/parameters/rp_ai_rate_kbps) $(cat /sys/module/rdma_rxecc/parameters/rp_ai_rate)" = "2500 2" ] || rc=1
+	"$T" dcqcn profile defaults mlx5 && in1 "$T" dcqcn profile dev h1 mlx5 || rc=1
+	return $rc
+}
+ktap_result "dcqcn profile paper scale 50mbit: times x800, rates /800 (kbit/s); a rate in kbit/s by its mlx5 name" scaled
+
 # ib_write_bw from h2 to h1, 300 x 4 KiB (300 packets at the default MTU).
 traffic() {	# NAME
 	fabric_in 1 timeout 60 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -n 300 -p 18950 \
@@ -326,7 +350,7 @@ fuzz() {
 	# The family still answers and traffic still runs.
 	traffic fuzzed
 }
-ktap_result "netlink: 16 malformed requests get their errors, 3000 fuzzed ones (seed 4791); rejected ones change nothing" fuzz
+ktap_result "netlink: 21 malformed requests get their errors, 3000 fuzzed ones (seed 4791); rejected ones change nothing" fuzz
 
 # Each command of the family (genl_privs.py) from five callers: root; a user
 # without capabilities; that user as root of a user namespace, in h1's network

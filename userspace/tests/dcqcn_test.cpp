@@ -37,7 +37,7 @@ class Reference {
     explicit Reference(const rxecc_dcqcn_params& p, double line) : p_(p), line_(line) {}
 
     [[nodiscard]] double max() const {
-        return p_.rp_max_rate != 0 ? p_.rp_max_rate * 1000.0 : line_;
+        return p_.rp_max_rate_kbps != 0 ? p_.rp_max_rate_kbps * 1.0 : line_;
     }
 
     void cnp(std::uint64_t now) {
@@ -51,8 +51,8 @@ class Reference {
             t_alpha_ = now + period(p_.rp_dce_tcp_rtt);
             alpha_cnp_ = true;
             pending_ = false;
-            if (p_.rp_rate_to_set_on_first_cnp != 0) {
-                rc_ = rt_ = std::min(p_.rp_rate_to_set_on_first_cnp * 1000.0, max());
+            if (p_.rp_rate_to_set_on_first_cnp_kbps != 0) {
+                rc_ = rt_ = std::min(p_.rp_rate_to_set_on_first_cnp_kbps * 1.0, max());
                 next_inc_ = now + p_.rp_time_reset * kUs;
                 last_cut_ = now;
                 return;
@@ -135,7 +135,7 @@ class Reference {
         }
         double rc = rc_ * (1.0 - alpha_ * 1024.0 / std::ldexp(1.0, static_cast<int>(p_.rp_gd)));
         rc = std::max(rc, rc_ * p_.rp_min_dec_fac / 100.0);
-        rc = std::max(rc, p_.rp_min_rate * 1000.0);
+        rc = std::max(rc, p_.rp_min_rate_kbps * 1.0);
         rc_ = std::min(rc, rc_);
         t_ = bc_ = 0;
         bytes_ = 0;
@@ -148,7 +148,7 @@ class Reference {
         const unsigned bc = p_.rp_byte_reset != 0 ? bc_ : t_;
         const unsigned f = p_.rp_threshold;
         if (std::max(t_, bc) >= f) {
-            rt_ += (std::min(t_, bc) > f ? p_.rp_hai_rate : p_.rp_ai_rate) * 1000.0;
+            rt_ += (std::min(t_, bc) > f ? p_.rp_hai_rate_kbps : p_.rp_ai_rate_kbps) * 1.0;
             rt_ = std::min(rt_, max());
         }
         rc_ = (rc_ + rt_) / 2.0;
@@ -187,15 +187,9 @@ void expect_close(const rxecc_dcqcn_rp& rp, const Reference& ref, const std::str
 TEST(DcqcnParams, Mlx5ProfileIsConnectX5FirmwareDefaults) {
     const auto m = profile(RXECC_PROFILE_MLX5);
     const std::vector<std::pair<std::uint32_t, std::uint32_t>> got_want = {
-        {m.rp_time_reset, 300},
-        {m.rp_byte_reset, 32767},
-        {m.rp_threshold, 1},
-        {m.rp_ai_rate, 5},
-        {m.rp_hai_rate, 50},
-        {m.rp_dce_tcp_g, 1019},
-        {m.rp_initial_alpha_value, 1023},
-        {m.np_cnp_dscp, 48},
-        {m.np_cnp_prio, 6}};
+        {m.rp_time_reset, 300},           {m.rp_byte_reset, 32767},    {m.rp_threshold, 1},
+        {m.rp_ai_rate_kbps, 5000},        {m.rp_hai_rate_kbps, 50000}, {m.rp_dce_tcp_g, 1019},
+        {m.rp_initial_alpha_value, 1023}, {m.np_cnp_dscp, 48},         {m.np_cnp_prio, 6}};
     for (std::size_t i = 0; i < got_want.size(); i++) {
         EXPECT_EQ(got_want[i].first, got_want[i].second) << "entry " << i;
     }
@@ -209,7 +203,7 @@ TEST(DcqcnParams, PaperProfileIsTheSigcommValues) {
         {pp.rp_dce_tcp_rtt, 55},
         {pp.rp_time_reset, 55},
         {pp.rp_threshold, 5},
-        {pp.rp_ai_rate, 40},
+        {pp.rp_ai_rate_kbps, 40000},
         {1024U - pp.rp_dce_tcp_g, 4U} /* g = 1/256 */};
     for (std::size_t i = 0; i < got_want.size(); i++) {
         EXPECT_EQ(got_want[i].first, got_want[i].second) << "entry " << i;
@@ -229,13 +223,97 @@ TEST(DcqcnParams, FindByName) {
 }
 
 TEST(DcqcnParams, EveryDescriptorIsNamedAndFindable) {
-    EXPECT_EQ(rxecc_dcqcn_num_params, 19U);
+    EXPECT_EQ(rxecc_dcqcn_num_params, 24U);
     for (unsigned k = 0; k < rxecc_dcqcn_num_params; k++) {
         const auto& d = rxecc_dcqcn_param_descs[k];
         const bool ok = d.name != nullptr &&
                         rxecc_dcqcn_param_find(d.name) == static_cast<int>(k) && d.min <= d.max;
         EXPECT_TRUE(ok) << "entry " << k;
     }
+}
+
+// rp_ai_rate (Mbit/s, the mlx5 name) and rp_ai_rate_kbps are one value.
+TEST(DcqcnParams, RatesInMbitAndKbitAreOneValue) {
+    const std::vector<std::string> rates = {"rp_ai_rate", "rp_hai_rate", "rp_max_rate",
+                                            "rp_min_rate", "rp_rate_to_set_on_first_cnp"};
+    for (const auto& name : rates) {
+        const auto mbit = static_cast<unsigned>(rxecc_dcqcn_param_find(name.c_str()));
+        const auto kbit = static_cast<unsigned>(rxecc_dcqcn_param_find((name + "_kbps").c_str()));
+        ASSERT_LT(kbit, rxecc_dcqcn_num_params) << name;
+        EXPECT_EQ(rxecc_dcqcn_param_base(mbit), kbit) << name;
+        EXPECT_EQ(rxecc_dcqcn_param_base(kbit), kbit) << name;
+        EXPECT_STREQ(rxecc_dcqcn_param_descs[mbit].unit, "Mbps");
+        EXPECT_STREQ(rxecc_dcqcn_param_descs[kbit].unit, "kbps");
+        auto p = profile(RXECC_PROFILE_MLX5);
+        ASSERT_EQ(rxecc_dcqcn_param_set(&p, mbit, 7), 0) << name;
+        EXPECT_EQ(rxecc_dcqcn_param_get(&p, kbit), 7000U) << name;
+        ASSERT_EQ(rxecc_dcqcn_param_set(&p, kbit, 2500), 0) << name;
+        EXPECT_EQ(rxecc_dcqcn_param_get(&p, mbit), 2U) << name << ": rounded down";
+        EXPECT_EQ(rxecc_dcqcn_params_check(&p), 0U) << name;
+    }
+    // The floor: 1 kbit/s in kbit/s, 1 Mbit/s under its mlx5 name; a floor of
+    // 500 kbit/s is valid although its Mbit/s view shows 0.
+    auto p = profile(RXECC_PROFILE_MLX5);
+    const auto min_m = static_cast<unsigned>(rxecc_dcqcn_param_find("rp_min_rate"));
+    const auto min_k = static_cast<unsigned>(rxecc_dcqcn_param_find("rp_min_rate_kbps"));
+    EXPECT_EQ(rxecc_dcqcn_param_set(&p, min_m, 0), -1);
+    EXPECT_EQ(rxecc_dcqcn_param_set(&p, min_k, 0), -1);
+    EXPECT_EQ(rxecc_dcqcn_param_set(&p, min_k, 500), 0);
+    EXPECT_EQ(rxecc_dcqcn_param_get(&p, min_m), 0U);
+    EXPECT_EQ(rxecc_dcqcn_params_check(&p), 0U);
+}
+
+// The paper's values at 40 Gbit/s, scaled to 50 Mbit/s (k = 800), 1 Gbit/s
+// (k = 40) and back to 40 Gbit/s (k = 1): docs/dcqcn.md's table.
+TEST(DcqcnParams, ScaledPaperProfileKeepsPacketTimesAndLineFractions) {
+    struct Row {
+        std::uint64_t line_kbps;
+        std::uint32_t time_reset, dce_tcp_rtt, min_time_between_cnps;
+        std::uint32_t ai_kbps, hai_kbps, min_kbps;
+    };
+    const std::vector<Row> rows = {
+        {50'000, 44'000, 44'000, 40'000, 50, 250, 1},
+        {1'000'000, 2'200, 2'200, 2'000, 1'000, 5'000, 25},
+        {40'000'000, 55, 55, 50, 40'000, 200'000, 1'000},
+    };
+    const auto ref = profile(RXECC_PROFILE_PAPER);
+    for (const auto& r : rows) {
+        rxecc_dcqcn_params p{};
+        ASSERT_EQ(rxecc_dcqcn_scale_profile(&p, RXECC_PROFILE_PAPER, r.line_kbps), 0);
+        EXPECT_EQ(p.rp_time_reset, r.time_reset) << r.line_kbps;
+        EXPECT_EQ(p.rp_dce_tcp_rtt, r.dce_tcp_rtt) << r.line_kbps;
+        EXPECT_EQ(p.np_min_time_between_cnps, r.min_time_between_cnps) << r.line_kbps;
+        EXPECT_EQ(p.rp_ai_rate_kbps, r.ai_kbps) << r.line_kbps;
+        EXPECT_EQ(p.rp_hai_rate_kbps, r.hai_kbps) << r.line_kbps;
+        EXPECT_EQ(p.rp_min_rate_kbps, r.min_kbps) << r.line_kbps;
+        // Bytes, fractions and gains are the reference's.
+        EXPECT_EQ(p.rp_byte_reset, ref.rp_byte_reset);
+        EXPECT_EQ(p.rp_threshold, ref.rp_threshold);
+        EXPECT_EQ(p.rp_dce_tcp_g, ref.rp_dce_tcp_g);
+        EXPECT_EQ(p.rp_gd, ref.rp_gd);
+        EXPECT_EQ(p.rp_min_dec_fac, ref.rp_min_dec_fac);
+        EXPECT_EQ(p.rp_max_rate_kbps, 0U) << "0 = the line rate stays 0";
+        EXPECT_EQ(rxecc_dcqcn_params_check(&p), 0U);
+    }
+    rxecc_dcqcn_params q{};
+    ASSERT_EQ(rxecc_dcqcn_scale_profile(&q, RXECC_PROFILE_PAPER, 40'000'000), 0);
+    EXPECT_EQ(std::memcmp(&q, &ref, sizeof(q)), 0) << "at its own rate, the paper profile";
+}
+
+TEST(DcqcnParams, ScaledTimesStayInRangeAndLabCannotBeScaled) {
+    rxecc_dcqcn_params p{};
+    // mlx5 (100 Gbit/s) at 1 Mbit/s: k = 100000; 300 us would be 30 s.
+    ASSERT_EQ(rxecc_dcqcn_scale_profile(&p, RXECC_PROFILE_MLX5, 1000), 0);
+    EXPECT_EQ(rxecc_dcqcn_params_check(&p), 0U);
+    const auto& tr = rxecc_dcqcn_param_descs[rxecc_dcqcn_param_find("rp_time_reset")];
+    EXPECT_EQ(p.rp_time_reset, tr.max);
+    EXPECT_EQ(p.rp_ai_rate_kbps, 1U) << "5 Mbit/s / 100000 rounds to 0: kept at 1 kbit/s";
+    const auto before = p;
+    EXPECT_EQ(rxecc_dcqcn_scale_profile(&p, RXECC_PROFILE_LAB, 50'000), -1);
+    EXPECT_EQ(rxecc_dcqcn_scale_profile(&p, RXECC_PROFILE_PAPER, 0), -1);
+    EXPECT_EQ(std::memcmp(&p, &before, sizeof(p)), 0);
+    EXPECT_EQ(rxecc_dcqcn_profile_kbps(RXECC_PROFILE_PAPER), 40'000'000U);
+    EXPECT_EQ(rxecc_dcqcn_profile_kbps(RXECC_PROFILE_LAB), 0U);
 }
 
 TEST(DcqcnParams, SetRejectsOutOfRangeAndChangesNothing) {
@@ -256,10 +334,10 @@ TEST(DcqcnParams, CheckFindsTheFirstBadField) {
     EXPECT_EQ(rxecc_dcqcn_params_check(&p),
               static_cast<unsigned>(rxecc_dcqcn_param_find("np_cnp_prio")) + 1);
     p = profile(RXECC_PROFILE_MLX5);
-    p.rp_max_rate = 100;
-    p.rp_min_rate = 200;  // floor above the ceiling
+    p.rp_max_rate_kbps = 100000;
+    p.rp_min_rate_kbps = 200000;  // floor above the ceiling
     EXPECT_EQ(rxecc_dcqcn_params_check(&p),
-              static_cast<unsigned>(rxecc_dcqcn_param_find("rp_min_rate")) + 1);
+              static_cast<unsigned>(rxecc_dcqcn_param_find("rp_min_rate_kbps")) + 1);
 }
 
 TEST(DcqcnRp, IdleQpIsInactiveAtLineRate) {
@@ -319,10 +397,10 @@ TEST(DcqcnRp, MinDecFacBoundsOneCutAndMinRateIsTheFloor) {
     rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 0);
     EXPECT_EQ(rp.rc, kLine / 2);  // rp_min_dec_fac 50 %
     p.rp_min_dec_fac = 10;
-    p.rp_min_rate = 15'000;  // 15 Gbit/s
+    p.rp_min_rate_kbps = 15'000'000;  // 15 Gbit/s
     rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 1 * kUs);
-    EXPECT_EQ(rp.rc, 15'000'000U);  // not 2 Gbit/s (10 % of 20)
-    p.rp_min_rate = 30'000;         // a floor above Rc never raises it
+    EXPECT_EQ(rp.rc, 15'000'000U);    // not 2 Gbit/s (10 % of 20)
+    p.rp_min_rate_kbps = 30'000'000;  // a floor above Rc never raises it
     rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 2 * kUs);
     EXPECT_EQ(rp.rc, 15'000'000U);
 }
@@ -426,7 +504,7 @@ TEST(DcqcnRp, ClampAtiSetsTargetOnlyAfterATimerIncrease) {
 
 TEST(DcqcnRp, RateToSetOnFirstCnp) {
     auto p = profile(RXECC_PROFILE_MLX5);
-    p.rp_rate_to_set_on_first_cnp = 1000;
+    p.rp_rate_to_set_on_first_cnp_kbps = 1'000'000;
     rxecc_dcqcn_rp rp{};
     EXPECT_EQ(rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 0), RXECC_CNP_FIRST);
     EXPECT_EQ(rp.rc, 1'000'000U);
@@ -437,8 +515,8 @@ namespace {
 
 rxecc_dcqcn_params floor_and_ceiling() {
     auto p = profile(RXECC_PROFILE_PAPER);
-    p.rp_max_rate = 10'000;  // 10 Gbit/s ceiling below the 40G line
-    p.rp_min_rate = 100;
+    p.rp_max_rate_kbps = 10'000'000;  // 10 Gbit/s ceiling below the 40G line
+    p.rp_min_rate_kbps = 100'000;
     p.rp_min_dec_fac = 1;
     p.rp_gd = 9;  // cuts of 2 * alpha: down to the floor
     return p;
@@ -480,9 +558,9 @@ TEST(DcqcnRp, RecoveryStaysUnderMaxAndReleasesTheLimiterThere) {
 
 TEST(DcqcnRp, LongIdleGapIsBoundedWork) {
     auto p = profile(RXECC_PROFILE_PAPER);
-    p.rp_rate_to_set_on_first_cnp = 1000;  // Rc = Rt = 1 Gbit/s, below the line
-    p.rp_ai_rate = 0;
-    p.rp_hai_rate = 0;
+    p.rp_rate_to_set_on_first_cnp_kbps = 1'000'000;  // Rc = Rt = 1 Gbit/s, below the line
+    p.rp_ai_rate_kbps = 0;
+    p.rp_hai_rate_kbps = 0;
     rxecc_dcqcn_rp rp{};
     rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 0);
     // Rc converges to Rt and never reaches the line: the limiter stays on.
@@ -502,11 +580,11 @@ rxecc_dcqcn_params random_params(int run, std::mt19937_64& rng) {
     std::uniform_int_distribution<std::uint32_t> first(0, 39'000);
     auto p = profile(run % 2 != 0 ? RXECC_PROFILE_MLX5 : RXECC_PROFILE_PAPER);
     // Small steps: the limiter stays on for many events.
-    p.rp_ai_rate = run % 5 == 0 ? 0 : rate(rng) / 100;
-    p.rp_hai_rate = run % 7 == 0 ? 0 : rate(rng) / 10;
+    p.rp_ai_rate_kbps = run % 5 == 0 ? 0 : rate(rng) * 10;  // in 10 kbit/s steps
+    p.rp_hai_rate_kbps = run % 7 == 0 ? 0 : rate(rng) * 100;
     p.rp_threshold = thr(rng);
     p.rp_time_reset = reset(rng);
-    p.rp_rate_to_set_on_first_cnp = run % 3 == 0 ? 0 : first(rng);
+    p.rp_rate_to_set_on_first_cnp_kbps = run % 3 == 0 ? 0 : first(rng) * 1000;
     p.rp_byte_reset = run % 4 == 0 ? 64 : 0;
     return p;
 }
@@ -581,9 +659,9 @@ TEST(DcqcnRp, OneLongAdvanceEqualsOneCallPerEvent) {
 // releases the limiter early).
 TEST(DcqcnRp, LoweredMaximumBetweenCallsEqualsOneCallPerEvent) {
     auto p = profile(RXECC_PROFILE_PAPER);
-    p.rp_rate_to_set_on_first_cnp = 20'000;  // 20 Gbit/s
+    p.rp_rate_to_set_on_first_cnp_kbps = 20'000'000;  // 20 Gbit/s
     p.rp_threshold = 0;
-    p.rp_hai_rate = 100;
+    p.rp_hai_rate_kbps = 100'000;
     rxecc_dcqcn_rp one{};
     rxecc_dcqcn_rp_cnp(&one, &p, kLine, 0);
     const std::uint64_t t0 = 200ULL * p.rp_time_reset * kUs;
@@ -591,15 +669,15 @@ TEST(DcqcnRp, LoweredMaximumBetweenCallsEqualsOneCallPerEvent) {
     ASSERT_EQ(one.active, 1);
     ASSERT_GT(one.rt, one.rc);
     // Between Rc and Rt: Rt comes down to it, Rc goes on up to it.
-    p.rp_max_rate = static_cast<std::uint32_t>(one.rc / 1000 + 1);
-    ASSERT_LT(p.rp_max_rate * 1000ULL, one.rt);
+    p.rp_max_rate_kbps = static_cast<std::uint32_t>((one.rc / 1000 + 1) * 1000);
+    ASSERT_LT(p.rp_max_rate_kbps, one.rt);
     // A few events later Rc is still on its way up to the new maximum.
     const std::uint64_t end = t0 + 4ULL * p.rp_time_reset * kUs;
     const rxecc_dcqcn_rp stepped = advance_per_event(one, p, end);
     rxecc_dcqcn_rp_advance(&one, &p, kLine, end);
     expect_same_rates(one, stepped, "lowered maximum");
     EXPECT_EQ(one.active, 1);
-    EXPECT_EQ(one.rt, p.rp_max_rate * 1000ULL);
+    EXPECT_EQ(one.rt, p.rp_max_rate_kbps);
 }
 
 // The worst case for an event loop: 1 us timer events with no increase, for
@@ -607,9 +685,9 @@ TEST(DcqcnRp, LoweredMaximumBetweenCallsEqualsOneCallPerEvent) {
 TEST(DcqcnRp, TwoHoursOfMicrosecondEventsAreTakenWhole) {
     auto p = profile(RXECC_PROFILE_PAPER);
     p.rp_time_reset = 1;
-    p.rp_ai_rate = 0;
-    p.rp_hai_rate = 0;
-    p.rp_rate_to_set_on_first_cnp = 1000;
+    p.rp_ai_rate_kbps = 0;
+    p.rp_hai_rate_kbps = 0;
+    p.rp_rate_to_set_on_first_cnp_kbps = 1'000'000;
     rxecc_dcqcn_rp rp{};
     rxecc_dcqcn_rp_cnp(&rp, &p, kLine, 0);
     const std::uint64_t first = rp.t_next_inc;

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli.hpp"
@@ -53,6 +54,39 @@ TEST(ToolValues, RatesInMbps) {
     EXPECT_EQ(code_of([&] { (void)parse_value(r, "500kbit"); }), Exit::bad_value);
     // tc's "mbps" means megabytes: refused rather than misread.
     EXPECT_EQ(code_of([&] { (void)parse_value(r, "5mbps"); }), Exit::bad_value);
+}
+
+TEST(ToolValues, RatesInKbps) {
+    const Knob& r = knob("rp_ai_rate_kbps");
+    EXPECT_EQ(parse_value(r, "50"), 50U);
+    EXPECT_EQ(parse_value(r, "50kbit"), 50U);
+    EXPECT_EQ(parse_value(r, "1.5mbit"), 1500U);
+    EXPECT_EQ(parse_value(r, "25gbit"), 25000000U);
+    EXPECT_EQ(code_of([&] { (void)parse_value(r, "0.5kbit"); }), Exit::bad_value);
+    EXPECT_EQ(&base_knob(knob("rp_ai_rate")), &r);
+    EXPECT_EQ(&base_knob(r), &r);
+    EXPECT_EQ(&base_knob(knob("rp_gd")), &knob("rp_gd"));
+}
+
+// A rate given under its mlx5 name goes there in whole Mbit/s, and to the
+// kbit/s twin otherwise, so that old kernels see no new attribute.
+TEST(ToolValues, SettingAFinerRateUsesTheKbpsTwin) {
+    const Knob& m = knob("rp_ai_rate");
+    auto [k, v] = parse_setting(m, "5");
+    EXPECT_EQ(k, &m);
+    EXPECT_EQ(v, 5U);
+    std::tie(k, v) = parse_setting(m, "2000kbit");
+    EXPECT_EQ(k, &m);
+    EXPECT_EQ(v, 2U);
+    std::tie(k, v) = parse_setting(m, "50kbit");
+    EXPECT_EQ(k, &knob("rp_ai_rate_kbps"));
+    EXPECT_EQ(v, 50U);
+    std::tie(k, v) = parse_setting(m, "1.25");
+    EXPECT_EQ(k, &knob("rp_ai_rate_kbps"));
+    EXPECT_EQ(v, 1250U);
+    std::tie(k, v) = parse_setting(knob("rp_gd"), "3");
+    EXPECT_EQ(k, &knob("rp_gd"));
+    EXPECT_EQ(code_of([&] { (void)parse_setting(m, "5mbps"); }), Exit::bad_value);
 }
 
 TEST(ToolValues, ByteCounterIn64ByteUnits) {
@@ -126,6 +160,11 @@ TEST(ToolParams, UapiOrderMatchesTheCoreTable) {
         {RXECC_DCQCN_A_NP_MIN_TIME_BETWEEN_CNPS, "np_min_time_between_cnps"},
         {RXECC_DCQCN_A_NP_CNP_DSCP, "np_cnp_dscp"},
         {RXECC_DCQCN_A_NP_CNP_PRIO, "np_cnp_prio"},
+        {RXECC_DCQCN_A_RP_AI_RATE_KBPS, "rp_ai_rate_kbps"},
+        {RXECC_DCQCN_A_RP_HAI_RATE_KBPS, "rp_hai_rate_kbps"},
+        {RXECC_DCQCN_A_RP_MAX_RATE_KBPS, "rp_max_rate_kbps"},
+        {RXECC_DCQCN_A_RP_MIN_RATE_KBPS, "rp_min_rate_kbps"},
+        {RXECC_DCQCN_A_RP_RATE_TO_SET_ON_FIRST_CNP_KBPS, "rp_rate_to_set_on_first_cnp_kbps"},
     };
     ASSERT_EQ(pairs.size(), static_cast<size_t>(RXECC_DCQCN_A_MAX));
     for (const auto& [attr, name] : pairs) {
@@ -175,6 +214,16 @@ TEST(ToolCli, SetAndProfile) {
     c = parse({"dcqcn", "profile", "dev", "r0", "paper"});
     EXPECT_EQ(c.verb, Verb::dcqcn_profile);
     EXPECT_EQ(c.profile, "paper");
+    EXPECT_EQ(c.profile_kbps, 0U);
+    c = parse({"dcqcn", "profile", "dev", "r0", "paper", "scale", "50mbit"});
+    EXPECT_EQ(c.profile, "paper");
+    EXPECT_EQ(c.profile_kbps, 50000U);
+    c = parse({"dcqcn", "profile", "defaults", "mlx5", "scale", "2.5gbit"});
+    EXPECT_EQ(c.profile_kbps, 2500000U);
+    c = parse({"dcqcn", "set", "dev", "r0", "rp_hai_rate", "250kbit"});
+    ASSERT_EQ(c.settings.size(), 1U);
+    EXPECT_EQ(c.settings[0].knob->name, "rp_hai_rate_kbps");
+    EXPECT_EQ(c.settings[0].value, 250U);
 }
 
 TEST(ToolCli, ErrorsHaveTheirOwnCodes) {
@@ -192,6 +241,16 @@ TEST(ToolCli, ErrorsHaveTheirOwnCodes) {
         {{"dcqcn", "set", "dev", "r0", "rp_nope", "3"}, Exit::unknown_param},
         {{"dcqcn", "set", "dev", "r0", "rp_gd", "three"}, Exit::bad_value},
         {{"dcqcn", "profile", "dev", "r0", "mlx4"}, Exit::bad_value},
+        {{"dcqcn", "profile", "dev", "r0", "paper", "scale"}, Exit::usage},
+        {{"dcqcn", "profile", "dev", "r0", "paper", "at", "50mbit"}, Exit::usage},
+        {{"dcqcn", "profile", "dev", "r0", "paper", "scale", "0"}, Exit::bad_value},
+        {{"dcqcn", "profile", "dev", "r0", "paper", "scale", "fast"}, Exit::bad_value},
+        {{"dcqcn", "profile", "dev", "r0", "paper", "scale", "500gbit"}, Exit::bad_value},
+        {{"dcqcn", "profile", "dev", "r0", "lab", "scale", "50mbit"}, Exit::bad_value},
+        {{"dcqcn", "profile", "dev", "r0", "paper", "scale", "50mbit", "x"}, Exit::usage},
+        {{"dcqcn", "set", "dev", "r0", "rp_ai_rate", "5", "rp_ai_rate_kbps", "50"}, Exit::usage},
+        {{"dcqcn", "set", "dev", "r0", "rp_min_rate_kbps", "5", "rp_min_rate", "50kbit"},
+         Exit::usage},
         {{"dcqcn", "show", "dev", "r0", "extra"}, Exit::usage},
         {{"stats", "reset"}, Exit::usage},
         {{"stats", "reset", "defaults"}, Exit::usage},

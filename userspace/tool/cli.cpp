@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdint>
 
+#include "dcqcn_core.hpp"
 #include "errors.hpp"
 
 namespace rxecc::tool {
@@ -17,7 +18,7 @@ constexpr std::string_view kOverview =
     "Objects and commands:\n"
     "  rxecc dcqcn show [dev DEV | defaults]\n"
     "  rxecc dcqcn set {dev DEV | defaults} NAME VALUE [NAME VALUE ...]\n"
-    "  rxecc dcqcn profile {dev DEV | defaults} PROFILE\n"
+    "  rxecc dcqcn profile {dev DEV | defaults} PROFILE [scale RATE]\n"
     "  rxecc stats [show] [dev DEV]\n"
     "  rxecc stats reset dev DEV\n"
     "  rxecc qp [show] [dev DEV]\n"
@@ -39,14 +40,17 @@ constexpr std::string_view kOverview =
 constexpr std::string_view kDcqcnHead =
     "Usage: rxecc dcqcn show [dev DEV | defaults]\n"
     "       rxecc dcqcn set {dev DEV | defaults} NAME VALUE [NAME VALUE ...]\n"
-    "       rxecc dcqcn profile {dev DEV | defaults} PROFILE\n"
+    "       rxecc dcqcn profile {dev DEV | defaults} PROFILE [scale RATE]\n"
     "\n"
     "show     the DCQCN parameters, priority enables and ECN mode of every device\n"
     "         (or one, or the defaults new devices start with)\n"
     "set      change any number of values in one step: all are applied, or none\n"
-    "profile  load a named set of DCQCN values\n"
+    "profile  load a named set of DCQCN values; with scale, mlx5's or the paper's\n"
+    "         for a line rate of RATE (times and rates kept in packet times and\n"
+    "         fractions of the line rate: paper scale 50mbit)\n"
     "\n"
-    "Values take units: times 300, 300us, 1.5ms; rates 5, 5mbit, 500kbit, 25gbit;\n"
+    "Values take units: times 300, 300us, 1.5ms; rates 5, 5mbit, 500kbit, 25gbit\n"
+    "(a rate that is no whole number of Mbit/s sets the NAME_kbps twin);\n"
     "rp_byte_reset 32767 (64-byte units) or 2MiB; masks 0xff, all, none.\n"
     "\n";
 
@@ -200,11 +204,16 @@ void parse_dcqcn_set(Args& args, Command& cmd) {
         if (knob == nullptr)
             throw Error(Exit::unknown_param,
                         "unknown parameter '" + name + "' (see 'rxecc dcqcn help')");
-        if (std::any_of(cmd.settings.begin(), cmd.settings.end(),
-                        [&](const Setting& s) { return s.knob == knob; }))
-            usage("parameter '" + name + "' given twice");
+        const Knob& base = base_knob(*knob);
+        for (const Setting& s : cmd.settings) {
+            if (s.knob == knob) usage("parameter '" + name + "' given twice");
+            if (&base_knob(*s.knob) == &base)
+                usage("parameters '" + s.knob->name + "' and '" + name +
+                      "' are one rate: give one of the two");
+        }
         const std::string& value = args.next("a value for " + name);
-        cmd.settings.push_back({knob, parse_value(*knob, value)});
+        const auto [target, v] = parse_setting(*knob, value);
+        cmd.settings.push_back({target, v});
     }
 }
 
@@ -223,6 +232,18 @@ void parse_dcqcn(Args& args, Command& cmd) {
         if (std::find(names.begin(), names.end(), cmd.profile) == names.end())
             throw Error(Exit::bad_value,
                         "unknown profile '" + cmd.profile + "' (mlx5, paper, lab)");
+        if (!args.done()) {
+            const std::string& word = args.next("scale");
+            if (word != "scale") usage("dcqcn profile: unknown word '" + word + "' (scale RATE)");
+            const Knob line{"scale", Unit::kbps, "kbps", 1, 400000000, -1};
+            cmd.profile_kbps = parse_value(line, args.next("a line rate for scale"));
+            if (cmd.profile_kbps == 0 || cmd.profile_kbps > line.max)
+                throw Error(Exit::bad_value, "scale: a line rate of 1 kbit/s up to 400 Gbit/s");
+            const int prof = rxecc_dcqcn_profile_find(cmd.profile.c_str());
+            if (rxecc_dcqcn_profile_kbps(static_cast<rxecc_dcqcn_profile>(prof)) == 0)
+                throw Error(Exit::bad_value, "scale: profile '" + cmd.profile +
+                                                 "' has no reference line rate (mlx5, paper)");
+        }
     } else {
         usage("unknown dcqcn command '" + sub + "' (show, set, profile)");
     }
@@ -478,7 +499,7 @@ std::string help_text(std::string_view topic) {
     std::string text(kDcqcnHead);
     text += "Parameters (unit, range):\n";
     for (const auto& k : knobs()) {
-        text += "  " + k.name + std::string(k.name.size() < 30 ? 30 - k.name.size() : 1, ' ') +
+        text += "  " + k.name + std::string(k.name.size() < 33 ? 33 - k.name.size() : 1, ' ') +
                 k.unit_name + ", " + format_value(k, k.min) + ".." + format_value(k, k.max) + "\n";
     }
     text += "Profiles:";

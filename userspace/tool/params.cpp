@@ -20,6 +20,7 @@ Unit unit_of(std::string_view u) {
     if (u == "bool") return Unit::boolean;
     if (u == "us") return Unit::micros;
     if (u == "Mbps") return Unit::mbps;
+    if (u == "kbps") return Unit::kbps;
     if (u == "64B") return Unit::units64;
     if (u == "%") return Unit::percent;
     return Unit::plain;
@@ -163,6 +164,24 @@ const Knob* find_knob(std::string_view name) {
     return nullptr;
 }
 
+const Knob& base_knob(const Knob& knob) {
+    if (knob.dcqcn_index < 0) return knob;
+    const auto base = rxecc_dcqcn_param_base(static_cast<unsigned int>(knob.dcqcn_index));
+    return knobs().at(base);
+}
+
+std::pair<const Knob*, uint32_t> parse_setting(const Knob& knob, std::string_view text) {
+    const Knob& base = base_knob(knob);
+    if (knob.unit != Unit::mbps || &base == &knob) return {&knob, parse_value(knob, text)};
+    // In kbit/s, a bare number in Mbit/s.
+    const uint32_t kbps = parse_scaled(
+        knob, text,
+        {{"", 1000}, {"mbit", 1000}, {"kbit", 1}, {"gbit", 1000000}, {"tbit", 1000000000}}, 1,
+        "a rate (Mbit/s by default; kbit, mbit, gbit, tbit)");
+    if (kbps % 1000 == 0) return {&knob, kbps / 1000};
+    return {&base, kbps};
+}
+
 std::vector<std::string> profile_names() {
     std::vector<std::string> names;
     for (const char* name : rxecc_dcqcn_profile_names) names.emplace_back(name);
@@ -186,6 +205,11 @@ uint32_t parse_value(const Knob& knob, std::string_view text) {
                 knob, text,
                 {{"", 1000}, {"mbit", 1000}, {"kbit", 1}, {"gbit", 1000000}, {"tbit", 1000000000}},
                 1000, "a rate (Mbit/s by default; kbit, mbit, gbit, tbit)");
+        case Unit::kbps:
+            return parse_scaled(
+                knob, text,
+                {{"", 1}, {"kbit", 1}, {"mbit", 1000}, {"gbit", 1000000}, {"tbit", 1000000000}}, 1,
+                "a rate (kbit/s by default; kbit, mbit, gbit, tbit)");
         case Unit::units64: {
             auto n = split_number(text);
             if (n && n->suffix.empty()) return parse_scaled(knob, text, {{"", 1}}, 1, "");

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace rxecc::tool {
@@ -16,7 +17,8 @@ namespace rxecc::tool {
 enum class Unit {
     boolean,    // 0/1, on/off, true/false, yes/no
     micros,     // microseconds: 300, 300us, 1.5ms, 2s, 4000ns
-    mbps,       // Mbit/s: 5, 5mbit, 100kbit, 25gbit
+    mbps,       // Mbit/s: 5, 5mbit, 25gbit (a whole number of Mbit/s)
+    kbps,       // kbit/s: 50, 50kbit, 1.5mbit, 25gbit
     units64,    // 64-byte units: 32767, or bytes with a suffix: 2MiB, 640B
     bytes,      // bytes: 65536, 64KiB, 1MB
     percent,    // 50, 50%
@@ -44,6 +46,15 @@ struct Knob {
 
 // The profile names the module knows (mlx5, paper, lab).
 [[nodiscard]] std::vector<std::string> profile_names();
+
+// The knob that sets the same value as `knob` in a finer unit (rp_ai_rate:
+// rp_ai_rate_kbps), or `knob` itself.
+[[nodiscard]] const Knob& base_knob(const Knob& knob);
+
+// A rate knob's value as a setting: a whole number of Mbit/s for a knob in
+// Mbit/s stays with it, any other rate goes to its kbit/s twin.
+[[nodiscard]] std::pair<const Knob*, uint32_t> parse_setting(const Knob& knob,
+                                                             std::string_view text);
 
 // Parse `text` for `knob` into the knob's own unit. Throws Error(bad_value)
 // with a message naming the knob for text that is no value of that kind or

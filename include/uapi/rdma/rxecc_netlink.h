@@ -104,6 +104,13 @@ enum rxecc_attr {
 	 * before it builds its next packet (0: it never does).
 	 */
 	RXECC_ATTR_TX_QLIMIT,
+	/*
+	 * u32, kbit/s (1 up to 400 Gbit/s), set only, with PROFILE (mlx5 or
+	 * paper): load the profile scaled to this line rate, its times and
+	 * rates kept in packet times and fractions of the line rate
+	 * (docs/dcqcn.md, "Scaling a profile").
+	 */
+	RXECC_ATTR_PROFILE_KBPS,
 
 	__RXECC_ATTR_MAX,
 	RXECC_ATTR_MAX = __RXECC_ATTR_MAX - 1
@@ -121,7 +128,10 @@ enum rxecc_ecn {
 /*
  * The DCQCN parameters, all u32, with the names, units and ranges of the
  * parameter table of the module's DCQCN core (rxecc_dcqcn.c): attribute
- * number = table index + 1. Units: see docs/dcqcn.md.
+ * number = table index + 1. Units: see docs/dcqcn.md. The rates have two
+ * attributes each: the mlx5 name in Mbit/s and the _KBPS one in kbit/s, for
+ * the same value (a dump gives both, the Mbit/s one rounded down; a request
+ * may give one of the two).
  */
 enum rxecc_dcqcn_attr {
 	RXECC_DCQCN_A_UNSPEC,
@@ -144,6 +154,11 @@ enum rxecc_dcqcn_attr {
 	RXECC_DCQCN_A_NP_MIN_TIME_BETWEEN_CNPS,
 	RXECC_DCQCN_A_NP_CNP_DSCP,
 	RXECC_DCQCN_A_NP_CNP_PRIO,
+	RXECC_DCQCN_A_RP_AI_RATE_KBPS,
+	RXECC_DCQCN_A_RP_HAI_RATE_KBPS,
+	RXECC_DCQCN_A_RP_MAX_RATE_KBPS,
+	RXECC_DCQCN_A_RP_MIN_RATE_KBPS,
+	RXECC_DCQCN_A_RP_RATE_TO_SET_ON_FIRST_CNP_KBPS,
 
 	__RXECC_DCQCN_A_MAX,
 	RXECC_DCQCN_A_MAX = __RXECC_DCQCN_A_MAX - 1

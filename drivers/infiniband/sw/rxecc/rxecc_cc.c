@@ -315,6 +315,17 @@ module_param_cb(np_cnp_dscp, &rxecc_param_ops, (void *)17L, 0444);
 MODULE_PARM_DESC(np_cnp_dscp, "DSCP of CNPs (mlx5 48)");
 module_param_cb(np_cnp_prio, &rxecc_param_ops, (void *)18L, 0444);
 MODULE_PARM_DESC(np_cnp_prio, "802.1p priority of CNPs (mlx5 6)");
+module_param_cb(rp_ai_rate_kbps, &rxecc_param_ops, (void *)19L, 0444);
+MODULE_PARM_DESC(rp_ai_rate_kbps, "Additive increase step (kbit/s; rp_ai_rate in kbit/s)");
+module_param_cb(rp_hai_rate_kbps, &rxecc_param_ops, (void *)20L, 0444);
+MODULE_PARM_DESC(rp_hai_rate_kbps, "Hyper increase step (kbit/s; rp_hai_rate in kbit/s)");
+module_param_cb(rp_max_rate_kbps, &rxecc_param_ops, (void *)21L, 0444);
+MODULE_PARM_DESC(rp_max_rate_kbps, "Rate ceiling (kbit/s, 0 = port speed; rp_max_rate in kbit/s)");
+module_param_cb(rp_min_rate_kbps, &rxecc_param_ops, (void *)22L, 0444);
+MODULE_PARM_DESC(rp_min_rate_kbps, "Rate floor (kbit/s; rp_min_rate in kbit/s)");
+module_param_cb(rp_rate_to_set_on_first_cnp_kbps, &rxecc_param_ops, (void *)23L, 0444);
+MODULE_PARM_DESC(rp_rate_to_set_on_first_cnp_kbps,
+		 "Rate after the first CNP (kbit/s, 0 = cut; rp_rate_to_set_on_first_cnp in kbit/s)");
 module_param_cb(rp_enable, &rxecc_param_ops, (void *)(long)RXECC_PARAM_RP_ENABLE, 0444);
 MODULE_PARM_DESC(rp_enable, "Reaction point on, bit per priority (0xff)");
 module_param_cb(np_enable, &rxecc_param_ops, (void *)(long)RXECC_PARAM_NP_ENABLE, 0444);

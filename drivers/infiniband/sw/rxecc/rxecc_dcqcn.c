@@ -39,7 +39,13 @@
 #define PARAM(n, lo, hi, u) { \
 	.name = #n, \
 	.offset = __builtin_offsetof(struct rxecc_dcqcn_params, n), \
-	.min = lo, .max = hi, .unit = u }
+	.min = lo, .max = hi, .unit = u, .scale = 1 }
+/* A rate in Mbit/s (the mlx5 name), kept in kbit/s in the field n_kbps. */
+#define RATE_MBPS(n, lo, hi) { \
+	.name = #n, \
+	.offset = __builtin_offsetof(struct rxecc_dcqcn_params, n##_kbps), \
+	.min = lo, .max = hi, .unit = "Mbps", .scale = 1000 }
+#define RXECC_KBPS_MAX 400000000U	/* 400 Gbit/s */
 
 const struct rxecc_dcqcn_param_desc rxecc_dcqcn_param_descs[RXECC_DCQCN_NUM_PARAMS] = {
 	PARAM(rp_clamp_tgt_rate, 0, 1, "bool"),
@@ -47,12 +53,12 @@ const struct rxecc_dcqcn_param_desc rxecc_dcqcn_param_descs[RXECC_DCQCN_NUM_PARA
 	PARAM(rp_time_reset, 1, 1000000, "us"),
 	PARAM(rp_byte_reset, 0, 16777215, "64B"),
 	PARAM(rp_threshold, 0, 31, "events"),
-	PARAM(rp_ai_rate, 0, 400000, "Mbps"),
-	PARAM(rp_hai_rate, 0, 400000, "Mbps"),
-	PARAM(rp_max_rate, 0, 400000, "Mbps"),
+	RATE_MBPS(rp_ai_rate, 0, 400000),
+	RATE_MBPS(rp_hai_rate, 0, 400000),
+	RATE_MBPS(rp_max_rate, 0, 400000),
 	PARAM(rp_min_dec_fac, 1, 100, "%"),
-	PARAM(rp_min_rate, 1, 400000, "Mbps"),
-	PARAM(rp_rate_to_set_on_first_cnp, 0, 400000, "Mbps"),
+	RATE_MBPS(rp_min_rate, 1, 400000),
+	RATE_MBPS(rp_rate_to_set_on_first_cnp, 0, 400000),
 	PARAM(rp_dce_tcp_g, 0, 1023, "1/1024"),
 	PARAM(rp_dce_tcp_rtt, 1, 131071, "us"),
 	PARAM(rp_rate_reduce_monitor_period, 0, 131071, "us"),
@@ -61,6 +67,11 @@ const struct rxecc_dcqcn_param_desc rxecc_dcqcn_param_descs[RXECC_DCQCN_NUM_PARA
 	PARAM(np_min_time_between_cnps, 0, 1000000, "us"),
 	PARAM(np_cnp_dscp, 0, 63, "dscp"),
 	PARAM(np_cnp_prio, 0, 7, "prio"),
+	PARAM(rp_ai_rate_kbps, 0, RXECC_KBPS_MAX, "kbps"),
+	PARAM(rp_hai_rate_kbps, 0, RXECC_KBPS_MAX, "kbps"),
+	PARAM(rp_max_rate_kbps, 0, RXECC_KBPS_MAX, "kbps"),
+	PARAM(rp_min_rate_kbps, 1, RXECC_KBPS_MAX, "kbps"),
+	PARAM(rp_rate_to_set_on_first_cnp_kbps, 0, RXECC_KBPS_MAX, "kbps"),
 };
 
 const unsigned int rxecc_dcqcn_num_params = RXECC_DCQCN_NUM_PARAMS;
@@ -78,12 +89,12 @@ static const struct rxecc_dcqcn_params rxecc_profile_mlx5 = {
 	.rp_time_reset = 300,
 	.rp_byte_reset = 32767,
 	.rp_threshold = 1,
-	.rp_ai_rate = 5,
-	.rp_hai_rate = 50,
-	.rp_max_rate = 0,
+	.rp_ai_rate_kbps = 5000,
+	.rp_hai_rate_kbps = 50000,
+	.rp_max_rate_kbps = 0,
 	.rp_min_dec_fac = 50,
-	.rp_min_rate = 1,
-	.rp_rate_to_set_on_first_cnp = 0,
+	.rp_min_rate_kbps = 1000,
+	.rp_rate_to_set_on_first_cnp_kbps = 0,
 	.rp_dce_tcp_g = 1019,
 	.rp_dce_tcp_rtt = 1,
 	.rp_rate_reduce_monitor_period = 4,
@@ -106,12 +117,12 @@ static const struct rxecc_dcqcn_params rxecc_profile_paper = {
 	.rp_time_reset = 55,
 	.rp_byte_reset = 156250,
 	.rp_threshold = 5,
-	.rp_ai_rate = 40,
-	.rp_hai_rate = 200,
-	.rp_max_rate = 0,
+	.rp_ai_rate_kbps = 40000,
+	.rp_hai_rate_kbps = 200000,
+	.rp_max_rate_kbps = 0,
 	.rp_min_dec_fac = 50,
-	.rp_min_rate = 1,
-	.rp_rate_to_set_on_first_cnp = 0,
+	.rp_min_rate_kbps = 1000,
+	.rp_rate_to_set_on_first_cnp_kbps = 0,
 	.rp_dce_tcp_g = 1020,
 	.rp_dce_tcp_rtt = 55,
 	.rp_rate_reduce_monitor_period = 0,
@@ -136,12 +147,12 @@ static const struct rxecc_dcqcn_params rxecc_profile_lab = {
 	.rp_time_reset = 1000,
 	.rp_byte_reset = 16384,
 	.rp_threshold = 5,
-	.rp_ai_rate = 1,
-	.rp_hai_rate = 5,
-	.rp_max_rate = 0,
+	.rp_ai_rate_kbps = 1000,
+	.rp_hai_rate_kbps = 5000,
+	.rp_max_rate_kbps = 0,
 	.rp_min_dec_fac = 50,
-	.rp_min_rate = 1,
-	.rp_rate_to_set_on_first_cnp = 0,
+	.rp_min_rate_kbps = 1000,
+	.rp_rate_to_set_on_first_cnp_kbps = 0,
 	.rp_dce_tcp_g = 960,
 	.rp_dce_tcp_rtt = 200,
 	.rp_rate_reduce_monitor_period = 0,
@@ -199,7 +210,9 @@ static u32 *rxecc_param_ptr(struct rxecc_dcqcn_params *p, unsigned int i)
 
 u32 rxecc_dcqcn_param_get(const struct rxecc_dcqcn_params *p, unsigned int i)
 {
-	return *(const u32 *)((const char *)p + rxecc_dcqcn_param_descs[i].offset);
+	const struct rxecc_dcqcn_param_desc *d = &rxecc_dcqcn_param_descs[i];
+
+	return *(const u32 *)((const char *)p + d->offset) / d->scale;
 }
 
 int rxecc_dcqcn_param_set(struct rxecc_dcqcn_params *p, unsigned int i, u32 v)
@@ -207,8 +220,21 @@ int rxecc_dcqcn_param_set(struct rxecc_dcqcn_params *p, unsigned int i, u32 v)
 	if (i >= rxecc_dcqcn_num_params || v < rxecc_dcqcn_param_descs[i].min ||
 	    v > rxecc_dcqcn_param_descs[i].max)
 		return -1;
-	*rxecc_param_ptr(p, i) = v;
+	*rxecc_param_ptr(p, i) = v * rxecc_dcqcn_param_descs[i].scale;
 	return 0;
+}
+
+unsigned int rxecc_dcqcn_param_base(unsigned int i)
+{
+	unsigned int j;
+
+	if (i >= rxecc_dcqcn_num_params || rxecc_dcqcn_param_descs[i].scale == 1)
+		return i;
+	for (j = 0; j < rxecc_dcqcn_num_params; j++)
+		if (rxecc_dcqcn_param_descs[j].scale == 1 &&
+		    rxecc_dcqcn_param_descs[j].offset == rxecc_dcqcn_param_descs[i].offset)
+			return j;
+	return i;
 }
 
 unsigned int rxecc_dcqcn_params_check(const struct rxecc_dcqcn_params *p)
@@ -217,14 +243,80 @@ unsigned int rxecc_dcqcn_params_check(const struct rxecc_dcqcn_params *p)
 	u32 v;
 
 	for (i = 0; i < rxecc_dcqcn_num_params; i++) {
+		if (rxecc_dcqcn_param_descs[i].scale != 1)
+			continue;	/* a view: its base is checked */
 		v = rxecc_dcqcn_param_get(p, i);
 		if (v < rxecc_dcqcn_param_descs[i].min ||
 		    v > rxecc_dcqcn_param_descs[i].max)
 			return i + 1;
 	}
 	/* A floor above an explicit ceiling cannot be met. */
-	if (p->rp_max_rate && p->rp_min_rate > p->rp_max_rate)
-		return (unsigned int)rxecc_dcqcn_param_find("rp_min_rate") + 1;
+	if (p->rp_max_rate_kbps && p->rp_min_rate_kbps > p->rp_max_rate_kbps)
+		return (unsigned int)rxecc_dcqcn_param_find("rp_min_rate_kbps") + 1;
+	return 0;
+}
+
+/*
+ * The line rates the profiles' values are for: the paper's testbed ran at
+ * 40 Gbit/s; the ConnectX-5 firmware uses one set of values at every port
+ * speed, taken here as its fastest, 100 Gbit/s. The lab profile is no
+ * reference.
+ */
+static const u64 rxecc_profile_kbps[RXECC_NUM_PROFILES] = {
+	[RXECC_PROFILE_MLX5] = 100000000,
+	[RXECC_PROFILE_PAPER] = 40000000,
+	[RXECC_PROFILE_LAB] = 0,
+};
+
+u64 rxecc_dcqcn_profile_kbps(enum rxecc_dcqcn_profile prof)
+{
+	return prof < RXECC_NUM_PROFILES ? rxecc_profile_kbps[prof] : 0;
+}
+
+/* @v * @num / @den, rounded to the nearest, within [@lo, @hi]; 0 stays 0. */
+static u32 rxecc_scale_u32(u32 v, u64 num, u64 den, u32 lo, u32 hi)
+{
+	u64 r;
+
+	if (!v)
+		return 0;
+	r = rxecc_div64((u64)v * num + den / 2, den);
+	if (r < lo)
+		return lo;
+	return r > hi ? hi : (u32)r;
+}
+
+int rxecc_dcqcn_scale_profile(struct rxecc_dcqcn_params *p, enum rxecc_dcqcn_profile prof,
+			      u64 line_kbps)
+{
+	static const char *const times[] = {
+		"rp_time_reset", "rp_dce_tcp_rtt", "rp_rate_reduce_monitor_period",
+		"np_min_time_between_cnps",
+	};
+	static const char *const rates[] = {
+		"rp_ai_rate_kbps", "rp_hai_rate_kbps", "rp_max_rate_kbps",
+		"rp_min_rate_kbps", "rp_rate_to_set_on_first_cnp_kbps",
+	};
+	u64 ref = rxecc_dcqcn_profile_kbps(prof);
+	const struct rxecc_dcqcn_param_desc *d;
+	struct rxecc_dcqcn_params q;
+	unsigned int i;
+	u32 *f;
+
+	if (!ref || !line_kbps || line_kbps > RXECC_KBPS_MAX)
+		return -1;
+	rxecc_dcqcn_load_profile(&q, prof);
+	for (i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
+		d = &rxecc_dcqcn_param_descs[rxecc_dcqcn_param_find(times[i])];
+		f = (u32 *)((char *)&q + d->offset);
+		*f = rxecc_scale_u32(*f, ref, line_kbps, d->min ? d->min : 1, d->max);
+	}
+	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		d = &rxecc_dcqcn_param_descs[rxecc_dcqcn_param_find(rates[i])];
+		f = (u32 *)((char *)&q + d->offset);
+		*f = rxecc_scale_u32(*f, line_kbps, ref, d->min ? d->min : 1, d->max);
+	}
+	*p = q;
 	return 0;
 }
 
@@ -233,14 +325,10 @@ static u64 rxecc_us(u32 us)
 	return (u64)us * NSEC_PER_USEC_;
 }
 
-static u64 rxecc_mbps(u32 mbps)
-{
-	return (u64)mbps * 1000;
-}
 
 u64 rxecc_dcqcn_max_kbps(const struct rxecc_dcqcn_params *p, u64 line_kbps)
 {
-	return p->rp_max_rate ? rxecc_mbps(p->rp_max_rate) : line_kbps;
+	return p->rp_max_rate_kbps ? p->rp_max_rate_kbps : line_kbps;
 }
 
 u64 rxecc_dcqcn_tx_ns(u64 bytes, u64 kbps)
@@ -319,8 +407,8 @@ static void rxecc_cut(struct rxecc_dcqcn_rp *rp,
 	floor = rxecc_div64(rp->rc * p->rp_min_dec_fac, 100);
 	if (rc < floor)
 		rc = floor;
-	if (rc < rxecc_mbps(p->rp_min_rate))
-		rc = rxecc_mbps(p->rp_min_rate);
+	if (rc < p->rp_min_rate_kbps)
+		rc = p->rp_min_rate_kbps;
 	if (rc > rp->rc)
 		rc = rp->rc;
 	rp->rc = rc;
@@ -346,7 +434,7 @@ static u64 rxecc_stage_inc(const struct rxecc_dcqcn_rp *rp,
 
 	if (hi < f)
 		return 0;	/* fast recovery */
-	return rxecc_mbps(lo > f ? p->rp_hai_rate : p->rp_ai_rate);
+	return lo > f ? p->rp_hai_rate_kbps : p->rp_ai_rate_kbps;
 }
 
 static void rxecc_increase(struct rxecc_dcqcn_rp *rp,
@@ -510,8 +598,8 @@ rxecc_dcqcn_rp_cnp(struct rxecc_dcqcn_rp *rp, const struct rxecc_dcqcn_params *p
 		rp->t_alpha = now + rxecc_us(p->rp_dce_tcp_rtt ? p->rp_dce_tcp_rtt : 1);
 		rp->alpha_cnp = 1;
 		rp->cut_pending = 0;
-		if (p->rp_rate_to_set_on_first_cnp) {
-			u64 r = rxecc_mbps(p->rp_rate_to_set_on_first_cnp);
+		if (p->rp_rate_to_set_on_first_cnp_kbps) {
+			u64 r = p->rp_rate_to_set_on_first_cnp_kbps;
 
 			rp->rc = r < max ? r : max;
 			rp->rt = rp->rc;

@@ -39,12 +39,17 @@ struct rxecc_dcqcn_params {
 	u32 rp_time_reset;		/* us between timer increase events */
 	u32 rp_byte_reset;		/* 64-byte units between byte events, 0 = off */
 	u32 rp_threshold;		/* F: stages of fast recovery */
-	u32 rp_ai_rate;			/* Mbit/s, additive increase step */
-	u32 rp_hai_rate;		/* Mbit/s, hyper increase step */
-	u32 rp_max_rate;		/* Mbit/s, 0 = port speed */
+	/*
+	 * The rates are kept in kbit/s; the parameters of the mlx5 names
+	 * (rp_ai_rate, ...) show and set them in Mbit/s, those with the
+	 * suffix _kbps in kbit/s (see rxecc_dcqcn_param_descs).
+	 */
+	u32 rp_ai_rate_kbps;		/* additive increase step */
+	u32 rp_hai_rate_kbps;		/* hyper increase step */
+	u32 rp_max_rate_kbps;		/* 0 = port speed */
 	u32 rp_min_dec_fac;		/* %, a cut keeps at least this share of Rc */
-	u32 rp_min_rate;		/* Mbit/s, floor of Rc */
-	u32 rp_rate_to_set_on_first_cnp; /* Mbit/s, 0 = cut from line rate */
+	u32 rp_min_rate_kbps;		/* floor of Rc */
+	u32 rp_rate_to_set_on_first_cnp_kbps; /* 0 = cut from line rate */
 	u32 rp_dce_tcp_g;		/* alpha gain G in 1/1024: g = 1 - G/1024 */
 	u32 rp_dce_tcp_rtt;		/* us, alpha update period */
 	u32 rp_rate_reduce_monitor_period; /* us, at most one cut per period */
@@ -55,16 +60,22 @@ struct rxecc_dcqcn_params {
 	u32 np_cnp_prio;		/* 802.1p priority of CNPs */
 };
 
-/* One parameter's name, place and valid range (inclusive). */
+/*
+ * One parameter's name, place and valid range (inclusive, in its unit). A
+ * parameter with a @scale other than 1 is a view of a finer one at the same
+ * place: it shows the value divided by @scale (rounded down) and sets it
+ * multiplied.
+ */
 struct rxecc_dcqcn_param_desc {
 	const char *name;
 	unsigned int offset;	/* in struct rxecc_dcqcn_params */
 	u32 min;
 	u32 max;
 	const char *unit;
+	u32 scale;
 };
 
-#define RXECC_DCQCN_NUM_PARAMS 19
+#define RXECC_DCQCN_NUM_PARAMS 24
 extern const struct rxecc_dcqcn_param_desc rxecc_dcqcn_param_descs[RXECC_DCQCN_NUM_PARAMS];
 extern const unsigned int rxecc_dcqcn_num_params;
 
@@ -82,11 +93,28 @@ void rxecc_dcqcn_load_profile(struct rxecc_dcqcn_params *p, enum rxecc_dcqcn_pro
 int rxecc_dcqcn_profile_find(const char *name);
 /* Index of the parameter @name, or -1. */
 int rxecc_dcqcn_param_find(const char *name);
+/* The index of the parameter that parameter @i is a view of, or @i. */
+unsigned int rxecc_dcqcn_param_base(unsigned int i);
 u32 rxecc_dcqcn_param_get(const struct rxecc_dcqcn_params *p, unsigned int i);
 /* Sets parameter @i; -1 (and nothing changed) if @v is out of its range. */
 int rxecc_dcqcn_param_set(struct rxecc_dcqcn_params *p, unsigned int i, u32 v);
 /* 0 if every parameter is in range, else the index + 1 of the first that is not. */
 unsigned int rxecc_dcqcn_params_check(const struct rxecc_dcqcn_params *p);
+/*
+ * The profile @prof for a line rate of @line_kbps: the reference's values
+ * kept constant in packet times and in fractions of the line rate. Times
+ * (rp_time_reset, rp_dce_tcp_rtt, rp_rate_reduce_monitor_period,
+ * np_min_time_between_cnps) grow by k = reference rate / @line_kbps, rates
+ * (rp_ai_rate, rp_hai_rate, rp_min_rate, rp_max_rate and
+ * rp_rate_to_set_on_first_cnp) shrink by k; byte counts, fractions and
+ * gains stay. Each value is rounded to its unit and kept in its range.
+ * -1, and @p untouched, if @prof has no reference rate (the lab profile) or
+ * @line_kbps is 0.
+ */
+int rxecc_dcqcn_scale_profile(struct rxecc_dcqcn_params *p, enum rxecc_dcqcn_profile prof,
+			      u64 line_kbps);
+/* The line rate the values of profile @prof are for, kbit/s (0: none). */
+u64 rxecc_dcqcn_profile_kbps(enum rxecc_dcqcn_profile prof);
 
 /* What moved the rate last (for rp_clamp_tgt_rate_ati and the trace). */
 enum rxecc_dcqcn_event {
@@ -122,7 +150,7 @@ enum rxecc_dcqcn_cnp_result {
 	RXECC_CNP_COALESCED,	/* inside the monitor period: one cut at its end */
 };
 
-/* The rate ceiling: rp_max_rate, or @line_kbps when it is 0. */
+/* The rate ceiling: rp_max_rate_kbps, or @line_kbps when it is 0. */
 u64 rxecc_dcqcn_max_kbps(const struct rxecc_dcqcn_params *p, u64 line_kbps);
 
 enum rxecc_dcqcn_cnp_result

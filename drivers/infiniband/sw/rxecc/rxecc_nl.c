@@ -73,15 +73,31 @@ static const struct nla_policy rxecc_nl_dcqcn_policy[RXECC_DCQCN_A_MAX + 1] = {
 		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[17]),
 	[RXECC_DCQCN_A_NP_CNP_PRIO] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[18]),
+	[RXECC_DCQCN_A_RP_AI_RATE_KBPS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[19]),
+	[RXECC_DCQCN_A_RP_HAI_RATE_KBPS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[20]),
+	[RXECC_DCQCN_A_RP_MAX_RATE_KBPS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[21]),
+	[RXECC_DCQCN_A_RP_MIN_RATE_KBPS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[22]),
+	[RXECC_DCQCN_A_RP_RATE_TO_SET_ON_FIRST_CNP_KBPS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[23]),
 };
 
 /* "rp_time_reset: out of range 1..1000000 us": extack needs static text. */
 static char rxecc_nl_range_msg[RXECC_DCQCN_NUM_PARAMS][96];
+/* "rp_ai_rate and rp_ai_rate_kbps both given" */
+static char rxecc_nl_twice_msg[RXECC_DCQCN_NUM_PARAMS][96];
 
 /* LINK_MBPS: 0 (the netdev's) up to 1 Tbit/s; PFC_RX_XOFF/XON: up to 1 s in us */
 static struct netlink_range_validation rxecc_nl_link_range = { .max = 1000000 };
 /* TX_QLIMIT: bytes, up to 1 GiB */
 static struct netlink_range_validation rxecc_nl_qlimit_range = { .max = 1U << 30 };
+/* PROFILE_KBPS: 1 kbit/s up to 400 Gbit/s */
+static struct netlink_range_validation rxecc_nl_profile_kbps_range = {
+	.min = 1, .max = 400000000
+};
 
 #define RXECC_NL_DEV_POLICY \
 	[RXECC_ATTR_DEV_INDEX] = { .type = NLA_U32 }, \
@@ -103,19 +119,20 @@ static struct netlink_range_validation rxecc_nl_qlimit_range = { .max = 1U << 30
 	[RXECC_ATTR_LINK_MBPS] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_link_range), \
 	[RXECC_ATTR_PFC_RX_XOFF] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_link_range), \
 	[RXECC_ATTR_PFC_RX_XON] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_link_range), \
-	[RXECC_ATTR_TX_QLIMIT] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_qlimit_range)
+	[RXECC_ATTR_TX_QLIMIT] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_qlimit_range), \
+	[RXECC_ATTR_PROFILE_KBPS] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_profile_kbps_range)
 
 static const struct nla_policy rxecc_nl_dev_policy[RXECC_ATTR_DEV_NAME + 1] = {
 	RXECC_NL_DEV_POLICY,
 };
 
-static const struct nla_policy rxecc_nl_set_policy[RXECC_ATTR_TX_QLIMIT + 1] = {
+static const struct nla_policy rxecc_nl_set_policy[RXECC_ATTR_MAX + 1] = {
 	RXECC_NL_DEV_POLICY,
 	RXECC_NL_CFG_POLICY,
 };
 
 /* The defaults have no device: the device attributes are rejected. */
-static const struct nla_policy rxecc_nl_defaults_policy[RXECC_ATTR_TX_QLIMIT + 1] = {
+static const struct nla_policy rxecc_nl_defaults_policy[RXECC_ATTR_MAX + 1] = {
 	[RXECC_ATTR_DEV_INDEX] = { .type = NLA_REJECT,
 				   .reject_message = "the defaults belong to no device" },
 	[RXECC_ATTR_DEV_NAME] = { .type = NLA_REJECT,
@@ -296,6 +313,18 @@ static int rxecc_nl_parse_dcqcn(struct nlattr *nest, struct rxecc_dcqcn_params *
 			       extack);
 	if (err)
 		return err;
+	/* A rate in Mbit/s and in kbit/s: one value, so one of the two. */
+	for (i = 0; i < RXECC_DCQCN_NUM_PARAMS; i++) {
+		unsigned int base = rxecc_dcqcn_param_base(i);
+
+		if (base != i && tb[i + 1] && tb[base + 1]) {
+			if (extack) {
+				extack->_msg = rxecc_nl_twice_msg[i];
+				NL_SET_BAD_ATTR(extack, tb[base + 1]);
+			}
+			return -EINVAL;
+		}
+	}
 	for (i = 0; i < RXECC_DCQCN_NUM_PARAMS; i++)
 		if (tb[i + 1])
 			rxecc_dcqcn_param_set(p, i, nla_get_u32(tb[i + 1]));
@@ -313,7 +342,7 @@ static struct rxecc_cc_config *rxecc_nl_build(const struct rxecc_cc_config *old,
 {
 	struct rxecc_cc_config *new;
 	struct nlattr *a;
-	int prof, err = -EINVAL;
+	int prof = -1, err = -EINVAL;
 
 	new = kmemdup(old, sizeof(*new), GFP_KERNEL);
 	if (!new)
@@ -328,6 +357,19 @@ static struct rxecc_cc_config *rxecc_nl_build(const struct rxecc_cc_config *old,
 		}
 		rxecc_dcqcn_load_profile(&new->dcqcn, prof);
 	}
+	if (attrs[RXECC_ATTR_PROFILE_KBPS]) {
+		if (!a) {
+			NL_SET_ERR_MSG_ATTR(extack, attrs[RXECC_ATTR_PROFILE_KBPS],
+					    "PROFILE_KBPS needs PROFILE");
+			goto fail;
+		}
+		if (rxecc_dcqcn_scale_profile(&new->dcqcn, prof,
+					      nla_get_u32(attrs[RXECC_ATTR_PROFILE_KBPS]))) {
+			NL_SET_ERR_MSG_ATTR(extack, a,
+					    "PROFILE: only mlx5 and paper can be scaled (lab has no reference rate)");
+			goto fail;
+		}
+	}
 	if (attrs[RXECC_ATTR_DCQCN]) {
 		err = rxecc_nl_parse_dcqcn(attrs[RXECC_ATTR_DCQCN], &new->dcqcn, extack);
 		if (err)
@@ -336,7 +378,7 @@ static struct rxecc_cc_config *rxecc_nl_build(const struct rxecc_cc_config *old,
 	if (rxecc_dcqcn_params_check(&new->dcqcn)) {
 		/* In range one by one: the floor above the ceiling. */
 		NL_SET_ERR_MSG_ATTR(extack, attrs[RXECC_ATTR_DCQCN] ?: a,
-				    "dcqcn: rp_min_rate is above rp_max_rate");
+				    "dcqcn: rp_min_rate is above rp_max_rate (kbit/s: rp_min_rate_kbps, rp_max_rate_kbps)");
 		err = -ERANGE;
 		goto fail;
 	}
@@ -813,6 +855,9 @@ int rxecc_nl_init(void)
 		snprintf(rxecc_nl_range_msg[i], sizeof(rxecc_nl_range_msg[i]),
 			 "%s: out of range %u..%u %s", d->name, d->min, d->max,
 			 d->unit);
+		snprintf(rxecc_nl_twice_msg[i], sizeof(rxecc_nl_twice_msg[i]),
+			 "%s and %s: one rate, give one of the two", d->name,
+			 rxecc_dcqcn_param_descs[rxecc_dcqcn_param_base(i)].name);
 	}
 	return genl_register_family(&rxecc_nl_family);
 }
