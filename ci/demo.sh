@@ -9,7 +9,8 @@
 #   ci/demo.sh [OUT]
 # Environment (make demo VAR=...): SCENARIO (a scenario file), SENDERS, RATE,
 # DURATION, PROFILE, MODES, and LAB_<KEY> for any other scenario key
-# (LAB_XOFF=32KiB); docs/lab.md.
+# (LAB_XOFF=32KiB); CHECK=1 exits 3 when an expectation is not met;
+# docs/lab.md.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$(realpath -m "${1:-$top/out}")/lab
@@ -55,4 +56,15 @@ cp "$work/scenario.json" "$out/"
 echo
 python3 "$top/ci/lab/lab.py" report "$out/raw" "$out/scenario.json" "$out" || exit 1
 echo "demo: $((SECONDS - start)) s"
+# CHECK=1: the lab's own regression check, exit 3 when an expectation fails
+if [ "${CHECK:-0}" = 1 ] && [ $rc -eq 0 ]; then
+	failed=$(python3 -c 'import json, sys
+print("; ".join(c["check"] for c in json.load(open(sys.argv[1]))["checks"] if not c["met"]))' \
+		"$out/report.json") || exit 1
+	if [ -n "$failed" ]; then
+		echo "demo: expectations not met: $failed" >&2
+		exit 3
+	fi
+	echo "demo: every expectation met"
+fi
 exit $rc

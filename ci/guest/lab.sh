@@ -10,8 +10,9 @@
 #   swp1.pcap          the bottleneck's egress (headers), for goodput
 #   qdisc.json         `rxecc -j qdisc show dev swp1` after the run
 #   before.txt after.txt   counters of every host: "hI NAME VALUE"
-#   queue.tsv          the bottleneck's backlog of the RoCE priority over time
-#   trace.txt          the rxecc_rate tracepoint: every sender's DCQCN rate
+#   trace.txt          the tracepoints rxecc_rate (every sender's DCQCN rate)
+#                      and sch_pfc:pfc_queue (the bottleneck's backlog of the
+#                      RoCE priority after every packet)
 #   probe.tsv          the probe's pings (rxecc-verbs --test ping): "SENT RTT"
 #                      per ping, in ns, SENT on CLOCK_MONOTONIC
 #   probe.json         the probe's summary (both ends checked every ping's data)
@@ -41,6 +42,14 @@ fabric_init
 hosts="1 $SENDER_HOSTS"
 [ "$PROBE" = 1 ] && hosts+=" $PROBE_HOST"
 for i in $hosts; do fabric_add_host "$i" || exit 1; done
+# Every host link at LINK, as a NIC's: a token bucket on each host's egress
+# (a burst of a few packets), which the QPs keep out of when it holds 16 KiB
+# (tx_qlimit, set per mode) instead of overflowing it.
+if [ "$SHAPE_HOSTS" = 1 ]; then
+	for i in $hosts; do
+		fabric_in "$i" tc qdisc replace dev eth0 root tbf rate "$LINK" burst 8kb limit 64kb || exit 1
+	done
+fi
 say "fabric: h1 <- swp1 (${RATE} Mbit/s) <- senders $(echo h$SENDER_HOSTS | sed 's/ / h/g')" \
 	"$([ "$PROBE" = 1 ] && echo "and the probe h$PROBE_HOST")"
 
@@ -63,40 +72,24 @@ mode_set() {
 	fabric_sw "$T" qdisc add dev swp1 rate "$RATE" pfc "$pfc" link "$LINK" \
 		limit "$BUFFER" xoff "$XOFF" xon "$XON" headroom "$HEADROOM" \
 		kmin "$KMIN" kmax "$KMAX" pmax "$PMAX" || return 1
-	fabric_dcqcn_all profile "${M_PROFILE[$m]}" || return 1
+	local prof=(profile "${M_PROFILE[$m]}") qlimit=0
+	[ "$SCALE" = 1 ] && [ "${M_PROFILE[$m]}" != lab ] && prof+=(scale "$LINK")
+	[ "$SHAPE_HOSTS" = 1 ] && qlimit=16KiB
+	fabric_dcqcn_all "${prof[@]}" || return 1
 	if [ "${M_DCQCN[$m]}" = 1 ]; then
 		fabric_dcqcn_all set rp_enable all np_enable all || return 1
 	else
 		fabric_dcqcn_all set rp_enable none np_enable none || return 1
 	fi
-	fabric_dcqcn_all set pfc_enable "$mask" link_speed "$LINK" || return 1
+	fabric_dcqcn_all set pfc_enable "$mask" link_speed "$LINK" tx_qlimit "$qlimit" || return 1
 	if [ -n "${M_SET[$m]}" ]; then
 		# shellcheck disable=SC2086
 		fabric_dcqcn_all set ${M_SET[$m]} || return 1
 	fi
 }
 
-# The backlog of the RoCE priority at swp1 every SAMPLE_MS: "seconds bytes"
-# (CLOCK_MONOTONIC, the clock the trace uses too).
-queue_sampler() {
-	fabric_sw python3 - "$T" "$PRIO" "$SAMPLE_MS" "$1" <<'EOF'
-import json, subprocess, sys, time
-tool, prio, period, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) / 1000, sys.argv[4]
-with open(out, "w") as f:
-    while True:
-        t = time.clock_gettime(time.CLOCK_MONOTONIC)
-        r = subprocess.run([tool, "-j", "qdisc", "show", "dev", "swp1"], capture_output=True, text=True)
-        if r.returncode != 0:
-            break
-        p = json.loads(r.stdout)[0]["prio"][prio]
-        f.write(f"{t:.6f}\t{p['backlog']}\n")
-        f.flush()
-        time.sleep(max(0.0, period - (time.clock_gettime(time.CLOCK_MONOTONIC) - t)))
-EOF
-}
-
 # uptime: seconds since boot, the base of CLOCK_MONOTONIC (no suspend here),
-# which the trace and the queue samples use too.
+# which the trace uses too.
 uptime() { local up _; read -r up _ </proc/uptime; echo "$up"; }
 
 # probe_start DIR: the probe host pings h1 (rxecc-verbs --test ping,
@@ -149,17 +142,27 @@ wait_exit() {
 	wait "$pid"
 }
 
-# load_window DIR: DIR/load-start when h1 has received 200 packets more
-# than now (the senders are on); run_mode writes DIR/load-done at the end.
+# senders_sent: the packets the senders have sent, all together.
+senders_sent() {
+	local i n=0
+	for i in $SENDER_HOSTS; do n=$((n + $(port_counter "h$i" sent_pkts))); done
+	echo $n
+}
+
+# load_window DIR: DIR/load-start when the senders have sent 200 packets more
+# than now (the probe's do not count); run_mode writes DIR/load-done at the end.
 load_window() {
-	local base
-	base=$(port_counter h1 rcvd_pkts)
-	wait_for 60 bash -c "[ \$(cat /sys/class/infiniband/h1/ports/1/hw_counters/rcvd_pkts) -ge $((base + 200)) ]"
+	local base n=0
+	base=$(senders_sent)
+	while [ "$(senders_sent)" -lt $((base + 200)) ] && [ $n -lt 600 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
 	uptime >"$1/load-start"
 }
 
 run_mode() {
-	local m=$1 dir="$LAB_OUT/$1" i pids=() rc=0 cap qs n=0
+	local m=$1 dir="$LAB_OUT/$1" i pids=() rc=0 cap n=0
 	mkdir -p "$dir"
 	mode_set "$m" || { say "$m: configuration failed"; return 1; }
 	counters >"$dir/before.txt"
@@ -175,24 +178,33 @@ run_mode() {
 	cap=$!
 	echo 0 >$TR/tracing_on
 	echo mono >$TR/trace_clock
-	echo 8192 >$TR/buffer_size_kb
+	echo 16384 >$TR/buffer_size_kb
 	echo >$TR/trace
 	echo 1 >$TR/events/rxecc/rxecc_rate/enable
+	# the bottleneck's queue of the RoCE priority after every packet
+	echo "prio == $PRIO" >$TR/events/sch_pfc/pfc_queue/filter
+	echo 1 >$TR/events/sch_pfc/pfc_queue/enable
 	echo 1 >$TR/tracing_on
-	queue_sampler "$dir/queue.tsv" &
-	qs=$!
 	if [ "$PROBE" = 1 ]; then
 		probe_start "$dir" || { say "$m: the probe did not start (see $m/probe-server.err)"; rc=1; }
 	fi
 	sleep 1
 	say "$m: ${SENDERS} senders for ${DURATION} s$([ "$PROBE" = 1 ] && echo ", probe running")"
+	# perftest's clients poll their completions without pause; at the lowest
+	# priority they leave the CPUs to the fabric, whose work (softirqs,
+	# ksoftirqd) would otherwise wait behind them: at nice 0, the senders
+	# reached 43 % of the port and the probe's median was 12 ms with an
+	# empty queue, at nice 19 68 % and 0.9 ms.
 	for i in $SENDER_HOSTS; do
-		client_run "$dir/c$i.log" ip netns exec "$(fabric_ns "$i")" ib_write_bw -d "h$i" \
+		client_run "$dir/c$i.log" ip netns exec "$(fabric_ns "$i")" nice -n 19 ib_write_bw -d "h$i" \
 			-x "$(fabric_gid "$i")" -F -s "$MESSAGE" -D "$DURATION" -p $((18700 + i)) \
 			--tclass=$TCLASS -u "$QP_TIMEOUT" "$(fabric_ip 1)" >/dev/null &
 		pids+=($!)
 	done
 	rm -f "$dir/load-done" "$dir/load-start"
+	# the capture's clock against the trace's
+	python3 -c 'import time; print(time.clock_gettime(time.CLOCK_REALTIME) - time.clock_gettime(time.CLOCK_MONOTONIC))' \
+		>"$dir/clock-offset"
 	load_window "$dir" &
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
 	uptime >"$dir/load-done"
@@ -200,8 +212,10 @@ run_mode() {
 		probe_stop "$dir" || { say "$m: the probe failed (see $m/probe.err)"; rc=1; }
 	fi
 	echo 0 >$TR/events/rxecc/rxecc_rate/enable
+	echo 0 >$TR/events/sch_pfc/pfc_queue/enable
 	cp $TR/trace "$dir/trace.txt"
-	kill "$qs" 2>/dev/null
+	grep -q 'entries-in-buffer/entries-written: \([0-9]*\)/\1 ' $TR/trace ||
+		say "$m: the trace buffer overflowed: $(grep -m1 entries-in-buffer $TR/trace)"
 	sleep 1
 	capture_stop "$dir/swp1.pcap"
 	wait $cap 2>/dev/null

@@ -65,6 +65,11 @@ def parse_mbit(v):
     return int(mbit)
 
 
+def parse_link(v):
+    """A host link's rate, or "rate": the bottleneck's."""
+    return v if v == "rate" else parse_mbit(v)
+
+
 def parse_bool(v):
     if v.lower() in ("on", "yes", "true", "1"):
         return True
@@ -105,10 +110,12 @@ KEYS = {
     "kmin": (parse_size, "10KB", "ECN marking starts"),
     "kmax": (parse_size, "40KB", "ECN marking at pmax, above: every packet"),
     "pmax": (parse_int(0, 100), "20", "marking probability at kmax, %"),
-    "link": (parse_mbit, "1gbit", "speed pauses and DCQCN's line rate are timed at"),
-    "profile": (parse_profile, "lab", "DCQCN profile"),
+    "link": (parse_link, "rate", "every host link's rate (rate: the bottleneck's); DCQCN's line rate, "
+             "pauses timed at it"),
+    "shape_hosts": (parse_bool, "on", "hosts send at most `link` (tbf on their egress)"),
+    "profile": (parse_profile, "paper", "DCQCN profile"),
+    "scale": (parse_bool, "on", "the profile (mlx5, paper) scaled to `link`"),
     "qp_timeout": (parse_int(1, 31), "18", "QP ACK timeout exponent (perftest -u, rxecc-verbs --ack-timeout)"),
-    "sample_ms": (parse_int(10, 1000), "50", "queue sampling period"),
     "modes": (parse_modes, "baseline pfc dcqcn dcqcn+pfc", "modes, in order"),
 }
 MODE_KEYS = {"pfc": parse_bool, "dcqcn": parse_bool, "profile": parse_profile,
@@ -166,6 +173,8 @@ def read_scenario(path, overrides):
         except ScenarioError as e:
             raise ScenarioError(f"{where}: {e}") from None
     sc = {k: KEYS[k][0](v) for k, v in raw.items()}
+    if sc["link"] == "rate":
+        sc["link"] = sc["rate"]
     sc["dcqcn_set"] = dcqcn
     resolved = []
     for name in sc["modes"]:
@@ -204,7 +213,7 @@ def write_shell(sc, path):
            f"BUFFER={q(sc['buffer'])}", f"XOFF={q(sc['xoff'])}", f"XON={q(sc['xon'])}",
            f"HEADROOM={q(sc['headroom'])}", f"KMIN={q(sc['kmin'])}", f"KMAX={q(sc['kmax'])}",
            f"PMAX={sc['pmax']}", f"LINK={sc['link']}mbit", f"QP_TIMEOUT={sc['qp_timeout']}",
-           f"SAMPLE_MS={sc['sample_ms']}",
+           f"SHAPE_HOSTS={int(sc['shape_hosts'])}", f"SCALE={int(sc['scale'])}",
            "MODES=(" + " ".join(q(m["name"]) for m in sc["modes"]) + ")",
            "declare -A M_PFC M_DCQCN M_PROFILE M_SET"]
     for m in sc["modes"]:
@@ -279,6 +288,28 @@ TRACE = re.compile(r"\s([0-9]+\.[0-9]+): rxecc_rate: dev=(\S+) qpn=([0-9]+) even
                    r"rc=([0-9]+)")
 
 
+def clock_offset(d):
+    """CLOCK_REALTIME - CLOCK_MONOTONIC in the guest (the capture's clock
+    against the trace's), 0 if not recorded."""
+    path = os.path.join(d, "clock-offset")
+    return float(read_text(path)) if os.path.exists(path) else 0.0
+
+
+def throughput_series(pcap, senders, t0, end, width):
+    """{host: [(t - t0, Mbit/s)]}: each sender's distinct data packets at the
+    bottleneck per bin of `width` s, t0 on the capture's clock."""
+    src = {f"10.0.{i}.1": f"h{i}" for i in range(2, senders + 2)}
+    n = max(0, int(end / width))
+    seen = {h: [set() for _ in range(n)] for h in src.values()}
+    if os.path.exists(pcap) and n:
+        for t, s, d, key in packets(pcap):
+            k = int((t - t0) / width)
+            if d == "10.0.1.1" and s in src and 0 <= k < n:
+                seen[src[s]][k].add(key)
+    return {h: [(k * width, len(b) * PAYLOAD * 8 / width / 1e6) for k, b in enumerate(bins)]
+            for h, bins in seen.items() if any(bins)}
+
+
 def rate_series(path):
     """{(dev, qpn): [(t, Mbit/s)]} from the rxecc_rate tracepoint."""
     series = {}
@@ -291,6 +322,10 @@ def rate_series(path):
     return series
 
 
+# The queue plots: the backlog's time-weighted mean per bin (200 per second).
+QUEUE_BIN_S = 0.005
+# The rate plots: each sender's throughput per bin.
+THROUGHPUT_BIN_S = 0.1
 # A sender's DCQCN rate counts as at its fair share within this fraction of it.
 FAIR_BAND = 0.3
 # Seconds after the load starts that the rate statistics leave out.
@@ -328,13 +363,72 @@ def rate_stats(series, senders, window, line_mbps, fair_mbps):
             "seconds": round(t1 - t0, 2), "senders": per, "sum_mean_mbps": round(total, 1)}
 
 
-def queue_series(path):
+QTRACE = re.compile(r"\s([0-9]+\.[0-9]+): pfc_queue: dev=(\S+) prio=([0-9]+) backlog=([0-9]+)")
+
+
+def queue_series(path, dev, prio):
+    """[(t, bytes)]: the backlog of one priority of the qdisc on dev after
+    every packet (the sch_pfc:pfc_queue tracepoint), a step function."""
     out = []
     if os.path.exists(path):
         for line in read_text(path).splitlines():
-            t, b = line.split()
-            out.append((float(t), int(b)))
+            m = QTRACE.search(line)
+            if m and m.group(2) == dev and int(m.group(3)) == prio:
+                out.append((float(m.group(1)), int(m.group(4))))
     return out
+
+
+def step_mean(series, t0, t1, before=0.0):
+    """The time-weighted mean of a step function over [t0, t1]; `before` is
+    its value until its first point."""
+    if t1 <= t0:
+        return None
+    v, acc, last = before, 0.0, t0
+    for t, x in series:
+        if t <= t0:
+            v = x
+            continue
+        if t >= t1:
+            break
+        acc += v * (t - last)
+        v, last = x, t
+    return (acc + v * (t1 - last)) / (t1 - t0)
+
+
+def binned(series, t0, t1, width):
+    """A step function as its time-weighted mean per bin of `width` s, from
+    t0 to t1: [(bin start - t0, mean)]."""
+    out, i, v = [], 0, 0.0
+    n = int((t1 - t0) / width)
+    for k in range(n):
+        a, b = t0 + k * width, t0 + (k + 1) * width
+        acc, last = 0.0, a
+        while i < len(series) and series[i][0] < b:
+            t, x = series[i]
+            if t > a:
+                acc += v * (t - last)
+                last = t
+            v = x
+            i += 1
+        acc += v * (b - last)
+        out.append((k * width, acc / width))
+    return out
+
+
+def profile_text(sc, mode):
+    """The DCQCN profile a mode loads: "paper scaled to 50 Mbit/s"."""
+    if sc["scale"] and mode["profile"] != "lab":
+        return f"{mode['profile']} scaled to {sc['link']} Mbit/s"
+    return mode["profile"]
+
+
+PORT = "swp1"   # the bottleneck
+
+
+def load_window(d):
+    """[load start, load end] in s of CLOCK_MONOTONIC, None where unknown."""
+    return [float(read_text(os.path.join(d, f))) if os.path.exists(os.path.join(d, f)) else None
+            for f in ("load-start", "load-done")]
 
 
 def analyse(raw, sc, mode):
@@ -345,7 +439,7 @@ def analyse(raw, sc, mode):
     total = sum(flows.values())
     sq = sum(v * v for v in flows.values())
     r = {"name": mode["name"], "label": mode["label"], "pfc": mode["pfc"],
-         "dcqcn": mode["dcqcn"], "profile": mode["profile"] if mode["dcqcn"] else None,
+         "dcqcn": mode["dcqcn"], "profile": profile_text(sc, mode) if mode["dcqcn"] else None,
          "goodput_mbps": round(total, 2), "port_mbps": sc["rate"],
          "goodput_pct": round(100 * total / sc["rate"], 1),
          "flows_mbps": {h: round(v, 2) for h, v in flows.items()},
@@ -369,8 +463,11 @@ def analyse(raw, sc, mode):
               "retransmissions": delta(hs, "completer_retry_err"),
               "senders_paused_ms": round(delta(hs, f"rx_prio{prio}_pause_duration") / 1000),
               "limiter_deferred": delta(hs, "rp_tx_deferred")})
-    window = [float(read_text(os.path.join(d, f))) if os.path.exists(os.path.join(d, f)) else None
-              for f in ("load-start", "load-done")]
+    window = load_window(d)
+    q = queue_series(os.path.join(d, "trace.txt"), PORT, prio)
+    if None not in window:
+        mean = step_mean(q, window[0] + SETTLE_S, window[1])
+        r["queue_mean_kb"] = round(mean / 1000, 1) if mean is not None and q else None
     if mode["dcqcn"] and None not in window:
         r["rc"] = rate_stats(rate_series(os.path.join(d, "trace.txt")), list(senders.values()),
                              window, sc["link"], sc["rate"] / sc["senders"])
@@ -393,6 +490,7 @@ COLUMNS = [  # header, key or function, format
     ("per flow Mbit/s", lambda r: " / ".join(f"{v:.1f}" for v in r["flows_mbps"].values()), ""),
     ("Jain", lambda r: r["jain"], ".2f"),
     ("switch drops", lambda r: r.get("switch_drops"), ""),
+    ("queue KB (mean)", lambda r: r.get("queue_mean_kb"), ""),
     ("retrans.", lambda r: r["retransmissions"], ""),
     ("ECN marks", lambda r: r.get("ecn_marks"), ""),
     ("CNPs sent/handled", lambda r: f"{r['cnp_sent']}/{r['cnp_handled']}", ""),
@@ -479,15 +577,14 @@ def plots(raw, sc, results, samples, outdir):
     for r in results:
         n = r["name"]
         d = os.path.join(raw, n)
-        q = queue_series(os.path.join(d, "queue.tsv"))
-        t0 = q[0][0] if q else 0.0
-        write_data(os.path.join(data, f"{n}-queue.tsv"), [(t - t0, b / 1024) for t, b in q])
+        q = queue_series(os.path.join(d, "trace.txt"), PORT, sc["dscp"] >> 3)
+        # Time 0 is when the load started, in every mode.
+        start, done = load_window(d)
+        t0 = start if start is not None else (q[0][0] if q else 0.0)
+        end = (done - t0) if done is not None else sc["duration"]
+        write_data(os.path.join(data, f"{n}-queue.tsv"),
+                   [(t, b / 1024) for t, b in binned(q, t0, t0 + end, QUEUE_BIN_S)])
         rates = rate_series(os.path.join(d, "trace.txt"))
-        # A rate holds from its last change to the end of the load.
-        done = os.path.join(d, "load-done")
-        end = (q[-1][0] - t0) if q else sc["duration"]
-        if os.path.exists(done) and q:
-            end = min(end, float(read_text(done)) - t0)
         plot = []
         for (dev, qpn), pts in sorted(rates.items()):
             if dev == "h1":
@@ -500,10 +597,21 @@ def plots(raw, sc, results, samples, outdir):
             f = os.path.join(data, f"{n}-rate-line.tsv")
             write_data(f, [(0.0, sc["link"]), (end, sc["link"])])
             plot.append(f"'{f}' using 1:2 with lines lw 2 title 'every sender: line rate (no DCQCN)'")
+        thr = throughput_series(os.path.join(d, "swp1.pcap"), sc["senders"], t0 + clock_offset(d),
+                                end, THROUGHPUT_BIN_S)
+        for host, pts in thr.items():
+            f = os.path.join(data, f"{n}-throughput-{host}.tsv")
+            write_data(f, pts)
+            plot.append(f"'{f}' using 1:2 with lines lw 1 dt 3 title '{host} sent (Mbit/s per "
+                        f"{THROUGHPUT_BIN_S * 1000:.0f} ms)'")
+        fair = sc["rate"] / sc["senders"]
         gnuplot(term + f"set output '{outdir}/{n}-rates.png'\n"
-                f"set title 'DCQCN rate of each sender, mode {n}'\nset xlabel 's'\n"
-                f"set ylabel 'Mbit/s'\nset logscale y\nset grid\nset key outside below\n"
-                f"set arrow from graph 0, first {sc['rate']} to graph 1, first {sc['rate']} nohead dt 2\n"
+                f"set title 'DCQCN rate Rc of each sender (solid) and its throughput at the "
+                f"bottleneck (dotted), mode {n}'\nset xlabel 's since the load started'\n"
+                f"set ylabel 'Mbit/s'\nset yrange [0:{sc['link'] * 1.1:g}]\nset grid\n"
+                "set key outside below\n"
+                f"set arrow from graph 0, first {fair:g} to graph 1, first {fair:g} nohead dt 2 lw 2\n"
+                f"set label 'fair share {fair:g}' at graph 0.01, first {fair * 1.08:g}\n"
                 "plot " + ", ".join(plot) + "\n")
         s, timed = samples[n]
         probe = ""
@@ -548,7 +656,8 @@ def describe(sc):
             f"{sc['message']} B) through a {sc['rate']} Mbit/s port for {sc['duration']} s, DSCP "
             f"{sc['dscp']} (priority {sc['dscp'] >> 3}); switch buffer {sc['buffer']}, XOFF "
             f"{sc['xoff']}, XON {sc['xon']}, headroom {sc['headroom']}, ECN {sc['kmin']}-"
-            f"{sc['kmax']} at {sc['pmax']} %; pauses and line rate at {sc['link']} Mbit/s"
+            f"{sc['kmax']} at {sc['pmax']} %; host links{'' if sc['shape_hosts'] else ' (unshaped)'}, "
+            f"pauses and DCQCN line rate at {sc['link']} Mbit/s"
             + (f"; probe h{sc['senders'] + 2} -> h1 (rxecc-verbs ping, {sc['probe_size']} B)"
                if sc["probe"] else ""))
 

@@ -48,7 +48,11 @@ class Scenario(unittest.TestCase):
         sc = lab.read_scenario(None, [])
         self.assertEqual(sc["senders"], 3)
         self.assertEqual(sc["rate"], 50)
-        self.assertEqual(sc["link"], 1000)
+        self.assertEqual(sc["link"], 50)     # every link at the bottleneck's rate
+        self.assertEqual((sc["profile"], sc["scale"], sc["shape_hosts"]), ("paper", True, True))
+        # "rate" follows the bottleneck; a link of its own stays
+        self.assertEqual(lab.read_scenario(None, ["rate=20mbit"])["link"], 20)
+        self.assertEqual(lab.read_scenario(None, ["rate=20mbit", "link=1gbit"])["link"], 1000)
         self.assertEqual([m["name"] for m in sc["modes"]], ["baseline", "pfc", "dcqcn", "dcqcn+pfc"])
         both = sc["modes"][3]
         self.assertTrue(both["pfc"] and both["dcqcn"])
@@ -97,9 +101,22 @@ class Scenario(unittest.TestCase):
             lab.write_shell(sc, path)
             out = subprocess.run(
                 ["bash", "-c", f'source {path} && echo "${{MODES[*]}}|${{M_PFC[dcqcn+pfc]}}'
-                 f'|${{M_DCQCN[mine]}}|${{M_SET[mine]}}|$LINK|$XOFF"'],
+                 f'|${{M_DCQCN[mine]}}|${{M_SET[mine]}}|$LINK|$XOFF|$SHAPE_HOSTS|$SCALE"'],
                 capture_output=True, text=True, check=True).stdout.strip()
-        self.assertEqual(out, "dcqcn+pfc mine|1|1|rp_min_rate 10|1000mbit|24KiB")
+        self.assertEqual(out, "dcqcn+pfc mine|1|1|rp_min_rate 10|50mbit|24KiB|1|1")
+
+
+class Series(unittest.TestCase):
+    def test_step_mean_and_bins(self):
+        q = [(1.0, 100), (2.0, 300), (4.0, 0)]
+        self.assertAlmostEqual(lab.step_mean(q, 0.0, 4.0), (0 + 100 + 300 * 2) / 4)
+        self.assertAlmostEqual(lab.step_mean(q, 1.5, 3.0), (100 * 0.5 + 300 * 1.0) / 1.5)
+        self.assertIsNone(lab.step_mean(q, 3.0, 3.0))
+        b = lab.binned(q, 0.0, 4.0, 1.0)
+        self.assertEqual([t for t, _ in b], [0.0, 1.0, 2.0, 3.0])
+        self.assertEqual([v for _, v in b], [0.0, 100.0, 300.0, 300.0])
+        b = lab.binned(q, 0.5, 2.5, 1.0)   # a bin across a change: its time-weighted mean
+        self.assertEqual([v for _, v in b], [50.0, 200.0])
 
 
 class Report(unittest.TestCase):
@@ -127,13 +144,19 @@ class Report(unittest.TestCase):
         with open(os.path.join(d, "after.txt"), "w", encoding="utf-8") as f:
             f.write("h1 np_cnp_sent 30\nh2 rp_cnp_handled 11\nh3 rp_cnp_handled 12\n"
                     "h2 completer_retry_err 4\nh2 rx_prio3_pause_duration 5000\n")
-        with open(os.path.join(d, "queue.tsv"), "w", encoding="utf-8") as f:
-            f.write("50.0\t0\n50.2\t20480\n50.4\t1024\n")
         with open(os.path.join(d, "trace.txt"), "w", encoding="utf-8") as f:
             f.write("  kworker-1 [000] ..s1. 50.100000: rxecc_rate: dev=h2 qpn=17 event=cut "
                     "rc=500000 rt=1000000 alpha=1024 t_stage=0 bc_stage=0\n"
                     "  kworker-1 [000] ..s1. 50.300000: rxecc_rate: dev=h2 qpn=17 event=timer "
-                    "rc=750000 rt=1000000 alpha=900 t_stage=1 bc_stage=0\n")
+                    "rc=750000 rt=1000000 alpha=900 t_stage=1 bc_stage=0\n"
+                    # swp1's queue of priority 3: 20 KB before the settled
+                    # window (52-60 s), then 8000 B for 4 s and 4000 B for 4 s;
+                    # another port and another priority do not count
+                    "  <idle>-0 [001] ..s2. 51.000000: pfc_queue: dev=swp1 prio=3 backlog=20480\n"
+                    "  <idle>-0 [001] ..s2. 52.000000: pfc_queue: dev=swp1 prio=3 backlog=8000\n"
+                    "  <idle>-0 [001] ..s2. 53.000000: pfc_queue: dev=swp2 prio=3 backlog=90000\n"
+                    "  <idle>-0 [001] ..s2. 54.000000: pfc_queue: dev=swp1 prio=6 backlog=90000\n"
+                    "  <idle>-0 [001] ..s2. 56.000000: pfc_queue: dev=swp1 prio=3 backlog=4000\n")
         # one ping per line: sent at (ns, CLOCK_MONOTONIC), round trip (ns);
         # the report takes half the round trip. The load ran from 50 to 60 s:
         # the pings in it count, one before and the ones after (all 7 ms) do not
@@ -150,7 +173,7 @@ class Report(unittest.TestCase):
 
     def test_numbers_checks_and_files(self):
         with tempfile.TemporaryDirectory() as raw, tempfile.TemporaryDirectory() as out:
-            sc = scenario("senders = 2\nmodes = pfc dcqcn+pfc\n")
+            sc = scenario("senders = 2\nmodes = pfc dcqcn+pfc\nlink = 1gbit\n")
             sc_path = os.path.join(raw, "scenario.json")
             with open(sc_path, "w", encoding="utf-8") as f:
                 json.dump(sc, f)
@@ -185,6 +208,7 @@ class Report(unittest.TestCase):
             self.assertEqual(both["rc"]["senders"], {"h2": {"median_mbps": 750.0, "in_band_pct": 0.0},
                                                      "h3": {"median_mbps": 1000.0, "in_band_pct": 0.0}})
             self.assertEqual(both["rc"]["fair_mbps"], 25.0)
+            self.assertEqual(both["queue_mean_kb"], 6.0)
             checks = {c["check"]: c["met"] for c in rep["checks"]}
             self.assertEqual(len(checks), 5)
             self.assertFalse(checks["DCQCN + PFC: every sender's DCQCN rate within ±30 % of its fair share "

@@ -39,6 +39,9 @@
 #include <net/sch_generic.h>
 #include <linux/sch_pfc.h>
 
+#define CREATE_TRACE_POINTS
+#include "sch_pfc_trace.h"
+
 #define PFC_PORTS	32	/* ingress ports accounted per priority */
 #define PFC_NO_PORT	0xff	/* more ports than slots: not accounted */
 
@@ -241,6 +244,7 @@ static int pfc_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 		b->shared += len;
 	qdisc_qstats_backlog_inc(sch, skb);
 	sch->q.qlen++;
+	trace_pfc_queue(qdisc_dev(sch), p, b->backlog);
 	if (pt) {
 		pt->bytes += len;
 		if ((s->enable & BIT(p)) && !pt->xoff && pt->bytes >= b->xoff)
@@ -340,6 +344,7 @@ static struct sk_buff *pfc_dequeue(struct Qdisc *sch)
 		qdisc_qstats_backlog_dec(sch, skb);
 		qdisc_bstats_update(sch, skb);
 		sch->q.qlen--;
+		trace_pfc_queue(qdisc_dev(sch), p, b->backlog);
 		if (s->rate)
 			s->t_next = max(s->t_next, now - min(now, pfc_burst_ns(s))) +
 				    div64_u64((u64)len * 8 * NSEC_PER_SEC, s->rate);

@@ -720,11 +720,12 @@ TEST(DcqcnPace, BackToBackPacketsLeaveOnePacketTimeApart) {
     EXPECT_EQ(now, 5'000'000U + 100U * 500'000U);
 }
 
-// Wake-ups late by up to the credit lose nothing: over many packets, each
-// woken at a random lateness, the QP sends at its rate (to one packet).
+// Wake-ups of a held-back packet late by up to RXECC_PACE_LATE_NS lose
+// nothing: over many packets, each woken at a random lateness, the QP sends
+// at its rate (to one packet).
 TEST(DcqcnPace, LateWakeUpsAreMadeUp) {
     std::mt19937_64 rng(7);
-    std::uniform_int_distribution<std::uint64_t> late(0, RXECC_PACE_CREDIT_NS / 2);
+    std::uniform_int_distribution<std::uint64_t> late(0, RXECC_PACE_LATE_NS / 2);
     rxecc_dcqcn_pace pc{};
     const std::uint64_t kbps = 16'000;
     const std::uint64_t start = 1'000'000'000;
@@ -732,28 +733,62 @@ TEST(DcqcnPace, LateWakeUpsAreMadeUp) {
     const int n = 10'000;
     for (int i = 0; i < n; ++i) {
         rxecc_dcqcn_pace_sent(&pc, kbps, 1000, now);
-        now = rxecc_dcqcn_pace_due(&pc, kbps) + late(rng);
+        const std::uint64_t at = rxecc_dcqcn_pace_start(&pc, kbps);
+        if (at > now) {
+            rxecc_dcqcn_pace_hold(&pc);  // held back until then, and woken late
+            now = at + late(rng);
+        }
     }
-    const std::uint64_t ideal = start + static_cast<std::uint64_t>(n) * 500'000U;
-    EXPECT_LE(now, ideal + RXECC_PACE_CREDIT_NS / 2 + 500'000U);
-    EXPECT_GE(now, ideal);
-    // Without the credit (each packet's clock starting at its late start),
-    // the same lateness would have cost about n x 250 us.
+    const std::uint64_t ideal = start + static_cast<std::uint64_t>(n - 1) * 500'000U;
+    // Never ahead of the rate by more than the early allowance, never behind
+    // by more than one wake-up's lateness.
+    EXPECT_GE(now + RXECC_PACE_EARLY_NS, ideal);
+    EXPECT_LE(now, ideal + RXECC_PACE_LATE_NS / 2 + 500'000U);
+}
+
+// Lateness beyond RXECC_PACE_LATE_NS is lost, and a packet that was not held
+// back (the QP had nothing to send) makes up only RXECC_PACE_CREDIT_NS.
+TEST(DcqcnPace, LatenessIsMadeUpOnlyWithinItsCredit) {
+    const std::uint64_t kbps = 8'000;  // 1000 B = 1 ms
+    rxecc_dcqcn_pace pc{};
+    rxecc_dcqcn_pace_sent(&pc, kbps, 1000, 0);  // the next due at 1 ms
+    rxecc_dcqcn_pace_hold(&pc);
+    rxecc_dcqcn_pace_sent(&pc, kbps, 1000, 1'000'000 + 3'000'000);  // held, 3 ms late
+    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, kbps), 2'000'000U);         // made up
+    rxecc_dcqcn_pace_hold(&pc);
+    rxecc_dcqcn_pace_sent(&pc, kbps, 1000, 2'000'000 + 9'000'000);  // held, 9 ms late
+    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, kbps), 11'000'000U - RXECC_PACE_LATE_NS + 1'000'000U);
+    const std::uint64_t due = rxecc_dcqcn_pace_due(&pc, kbps);
+    rxecc_dcqcn_pace_sent(&pc, kbps, 1000, due + 3'000'000);  // not held: idle, 3 ms later
+    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, kbps), due + 3'000'000 - RXECC_PACE_CREDIT_NS + 1'000'000U);
 }
 
 // An idle QP saves up at most the credit: after a long pause, the packets
-// that may go at once add up to no more than the credit at the rate.
+// that may go at once add up to no more than the credit and the early
+// allowance at the rate.
 TEST(DcqcnPace, IdleSavesUpOnlyTheCredit) {
     rxecc_dcqcn_pace pc{};
     const std::uint64_t kbps = 80'000;  // 1000 B = 100 us
     rxecc_dcqcn_pace_sent(&pc, kbps, 1000, 0);
     const std::uint64_t now = 10'000'000'000ULL;  // 10 s later
     int at_once = 0;
-    while (rxecc_dcqcn_pace_due(&pc, kbps) <= now && at_once < 1000) {
+    while (rxecc_dcqcn_pace_start(&pc, kbps) <= now && at_once < 1000) {
         rxecc_dcqcn_pace_sent(&pc, kbps, 1000, now);
         ++at_once;
     }
-    EXPECT_EQ(at_once, static_cast<int>(RXECC_PACE_CREDIT_NS / 100'000U) + 1);
+    EXPECT_EQ(at_once,
+              static_cast<int>((RXECC_PACE_CREDIT_NS + RXECC_PACE_EARLY_NS) / 100'000U) + 1);
+}
+
+// A packet may start up to RXECC_PACE_EARLY_NS before it is due; its
+// successor is then due one packet time after its due time, not its start.
+TEST(DcqcnPace, EarlyStartKeepsTheSchedule) {
+    rxecc_dcqcn_pace pc{};
+    rxecc_dcqcn_pace_sent(&pc, 8'000, 1000, 10'000'000);  // 1 ms at 8 Mbit/s
+    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, 8'000), 11'000'000U);
+    EXPECT_EQ(rxecc_dcqcn_pace_start(&pc, 8'000), 11'000'000U - RXECC_PACE_EARLY_NS);
+    rxecc_dcqcn_pace_sent(&pc, 8'000, 1000, 10'500'000);  // 0.5 ms early
+    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, 8'000), 12'000'000U);
 }
 
 // A rate that changes during a wait applies to it: the due time is the last
@@ -766,13 +801,13 @@ TEST(DcqcnPace, RateChangeDuringAWaitAppliesAtOnce) {
     EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, 4'000), 3'000'000U);   // halved: twice
 }
 
-// A packet that may not wait (the QP is being cleaned up) starts the clock
-// at its own time, not in the future.
-TEST(DcqcnPace, EarlyPacketStartsTheClockNow) {
+// A packet that may not wait (the QP is being cleaned up), earlier than the
+// allowance, starts the clock at its own time, not in the future.
+TEST(DcqcnPace, PacketThatMayNotWaitStartsTheClockNow) {
     rxecc_dcqcn_pace pc{};
-    rxecc_dcqcn_pace_sent(&pc, 8'000, 1000, 1'000'000);
-    rxecc_dcqcn_pace_sent(&pc, 8'000, 1000, 1'200'000);  // due at 2'000'000
-    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, 8'000), 2'200'000U);
+    rxecc_dcqcn_pace_sent(&pc, 4'000, 1000, 1'000'000);  // due at 3'000'000
+    rxecc_dcqcn_pace_sent(&pc, 4'000, 1000, 1'200'000);  // 1.8 ms early
+    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, 4'000), 3'200'000U);
 }
 
 namespace {

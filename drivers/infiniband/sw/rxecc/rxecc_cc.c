@@ -588,13 +588,14 @@ bool rxecc_rp_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp)
 	changed = rxecc_dcqcn_rp_advance(&cc->rp, &cfg->dcqcn, line, now);
 	if (!cc->rp.active)
 		goto out;
-	due = rxecc_dcqcn_pace_due(&cc->pace, cc->rp.rc);
+	due = rxecc_dcqcn_pace_start(&cc->pace, cc->rp.rc);
 	if (now < due && !cc->stopped) {
 		if (resp)
 			cc->wait_resp = 1;
 		else
 			cc->wait_req = 1;
 		cc->rl_deferred++;
+		rxecc_dcqcn_pace_hold(&cc->pace);
 		/*
 		 * The next timer increase event may raise the rate and make the
 		 * packet due sooner: look again then.
@@ -811,15 +812,32 @@ bool rxecc_tx_nomem(struct rxe_qp *qp, struct rxe_av *av, bool resp)
 }
 
 /*
- * A paced RC QP asks for an ACK with every packet: rxe otherwise asks only at
- * the end of a message (or every RXE_MAX_PKT_PER_ACK packets), and at a low
- * rate a long message outlasts the transport timeout, which then retransmits
- * data that was only held back by the limiter. So does a QP whose priority
- * PFC paused a moment ago (rxecc_pfc_ack_req()).
+ * rxe asks for an ACK at the end of a message and every RXE_MAX_PKT_PER_ACK
+ * packets. A paced RC QP asks more often when that many packets take a
+ * quarter of its transport timeout or more at its rate: otherwise a long
+ * message at a low rate outlasts the timeout, which then retransmits data
+ * that was only held back by the limiter. It asks every n packets, n the
+ * packets that fit in a quarter of the timeout (at least 1), so the ACKs,
+ * each a packet to build, send and take, stay few at high rates. A QP whose
+ * priority PFC paused a moment ago asks with every packet
+ * (rxecc_pfc_ack_req()). Called with qp->req.noack_pkts already counting
+ * this packet.
  */
+#define RXECC_ACK_TIMEOUT_SHARE	4
+
 bool rxecc_rp_ack_req(struct rxe_qp *qp)
 {
-	return READ_ONCE(qp->cc.rp.active) || rxecc_pfc_ack_req(qp);
+	u64 rc, pkt_ns, budget_ns, n;
+
+	if (rxecc_pfc_ack_req(qp))
+		return true;
+	if (!READ_ONCE(qp->cc.rp.active) || !qp->qp_timeout_jiffies)
+		return false;
+	rc = READ_ONCE(qp->cc.rp.rc);
+	pkt_ns = rxecc_dcqcn_tx_ns(qp->mtu + RXECC_WIRE_OVERHEAD, rc);
+	budget_ns = jiffies_to_nsecs(qp->qp_timeout_jiffies) / RXECC_ACK_TIMEOUT_SHARE;
+	n = pkt_ns ? div64_u64(budget_ns, pkt_ns) : RXE_MAX_PKT_PER_ACK;
+	return qp->req.noack_pkts >= max_t(u64, n, 1);
 }
 
 /* Build and send a CNP to the peer of @qp (its sender of CE-marked data). */

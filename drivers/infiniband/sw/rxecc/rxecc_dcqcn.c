@@ -343,20 +343,32 @@ u64 rxecc_dcqcn_pace_due(const struct rxecc_dcqcn_pace *pc, u64 kbps)
 	return pc->t + rxecc_dcqcn_tx_ns(pc->bytes, kbps);
 }
 
+u64 rxecc_dcqcn_pace_start(const struct rxecc_dcqcn_pace *pc, u64 kbps)
+{
+	u64 due = rxecc_dcqcn_pace_due(pc, kbps);
+
+	return due > RXECC_PACE_EARLY_NS ? due - RXECC_PACE_EARLY_NS : 0;
+}
+
+void rxecc_dcqcn_pace_hold(struct rxecc_dcqcn_pace *pc)
+{
+	pc->held = 1;
+}
+
 void rxecc_dcqcn_pace_sent(struct rxecc_dcqcn_pace *pc, u64 kbps, u64 bytes, u64 now)
 {
 	u64 due = rxecc_dcqcn_pace_due(pc, kbps);
-	u64 floor = now > RXECC_PACE_CREDIT_NS ? now - RXECC_PACE_CREDIT_NS : 0;
+	u64 credit = pc->held ? RXECC_PACE_LATE_NS : RXECC_PACE_CREDIT_NS;
+	u64 floor = now > credit ? now - credit : 0;
 
-	/*
-	 * The clock goes on from the due time, or from @now less the credit if
-	 * that is later; never from the future (a packet that may not wait).
-	 */
-	if (!pc->bytes || due > now)
-		pc->t = now;
+	if (!pc->bytes || due > now + RXECC_PACE_EARLY_NS)
+		pc->t = now;		/* the first, or one that may not wait */
+	else if (due >= now)
+		pc->t = due;		/* early, within the allowance */
 	else
-		pc->t = due > floor ? due : floor;
+		pc->t = due > floor ? due : floor;	/* late */
 	pc->bytes = bytes;
+	pc->held = 0;
 }
 
 /* base^n for a Q30 base <= 1.0, in Q30. */
