@@ -8,6 +8,7 @@
 #define RXECC_DCQCN_HOST_H
 
 #include <stdbool.h> /* NOLINT(modernize-deprecated-headers) */
+#include <stddef.h>  /* NOLINT(modernize-deprecated-headers) */
 #include <stdint.h>  /* NOLINT(modernize-deprecated-headers) */
 
 typedef uint8_t u8;   /* NOLINT(modernize-use-using) */

@@ -289,30 +289,31 @@ static u32 rxecc_scale_u32(u32 v, u64 num, u64 den, u32 lo, u32 hi)
 int rxecc_dcqcn_scale_profile(struct rxecc_dcqcn_params *p, enum rxecc_dcqcn_profile prof,
 			      u64 line_kbps)
 {
+	/* times grow by k, rates shrink by k (NULL ends each list) */
 	static const char *const times[] = {
 		"rp_time_reset", "rp_dce_tcp_rtt", "rp_rate_reduce_monitor_period",
-		"np_min_time_between_cnps",
+		"np_min_time_between_cnps", NULL
 	};
 	static const char *const rates[] = {
 		"rp_ai_rate_kbps", "rp_hai_rate_kbps", "rp_max_rate_kbps",
-		"rp_min_rate_kbps", "rp_rate_to_set_on_first_cnp_kbps",
+		"rp_min_rate_kbps", "rp_rate_to_set_on_first_cnp_kbps", NULL
 	};
 	u64 ref = rxecc_dcqcn_profile_kbps(prof);
 	const struct rxecc_dcqcn_param_desc *d;
 	struct rxecc_dcqcn_params q;
-	unsigned int i;
+	const char *const *n;
 	u32 *f;
 
 	if (!ref || !line_kbps || line_kbps > RXECC_KBPS_MAX)
 		return -1;
 	rxecc_dcqcn_load_profile(&q, prof);
-	for (i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
-		d = &rxecc_dcqcn_param_descs[rxecc_dcqcn_param_find(times[i])];
+	for (n = times; *n; n++) {
+		d = &rxecc_dcqcn_param_descs[rxecc_dcqcn_param_find(*n)];
 		f = (u32 *)((char *)&q + d->offset);
 		*f = rxecc_scale_u32(*f, ref, line_kbps, d->min ? d->min : 1, d->max);
 	}
-	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
-		d = &rxecc_dcqcn_param_descs[rxecc_dcqcn_param_find(rates[i])];
+	for (n = rates; *n; n++) {
+		d = &rxecc_dcqcn_param_descs[rxecc_dcqcn_param_find(*n)];
 		f = (u32 *)((char *)&q + d->offset);
 		*f = rxecc_scale_u32(*f, line_kbps, ref, d->min ? d->min : 1, d->max);
 	}
@@ -324,7 +325,6 @@ static u64 rxecc_us(u32 us)
 {
 	return (u64)us * NSEC_PER_USEC_;
 }
-
 
 u64 rxecc_dcqcn_max_kbps(const struct rxecc_dcqcn_params *p, u64 line_kbps)
 {
