@@ -378,6 +378,19 @@ def queue_series(path, dev, prio):
     return out
 
 
+def trace_complete(path):
+    """False if the trace buffer overflowed (its oldest events are lost):
+    the header's entries-in-buffer/entries-written differ."""
+    if not os.path.exists(path):
+        return False
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for _, line in zip(range(20), f):
+            m = re.search(r"entries-in-buffer/entries-written: ([0-9]+)/([0-9]+)", line)
+            if m:
+                return m.group(1) == m.group(2)
+    return True
+
+
 def step_mean(series, t0, t1, before=0.0):
     """The time-weighted mean of a step function over [t0, t1]; `before` is
     its value until its first point."""
@@ -465,7 +478,10 @@ def analyse(raw, sc, mode):
               "limiter_deferred": delta(hs, "rp_tx_deferred")})
     window = load_window(d)
     q = queue_series(os.path.join(d, "trace.txt"), PORT, prio)
-    if None not in window:
+    # A trace that lost its oldest events would count the lost time as an
+    # empty queue: no mean then.
+    r["trace_complete"] = trace_complete(os.path.join(d, "trace.txt"))
+    if None not in window and r["trace_complete"]:
         mean = step_mean(q, window[0] + SETTLE_S, window[1])
         r["queue_mean_kb"] = round(mean / 1000, 1) if mean is not None and q else None
     if mode["dcqcn"] and None not in window:
@@ -620,7 +636,8 @@ def plots(raw, sc, results, samples, outdir):
             probe = (f", '{data}/{n}-probe.tsv' using 1:2 axes x1y2 with points pt 7 ps 0.4 "
                      "title 'probe latency (ms, right)'")
         gnuplot(term + f"set output '{outdir}/{n}-queue.png'\n"
-                f"set title 'Bottleneck queue (priority {sc['dscp'] >> 3}) and probe latency, mode {n}'\n"
+                f"set title 'Bottleneck queue (priority {sc['dscp'] >> 3}) and probe latency, mode {n}"
+                f"{'' if r.get('trace_complete', True) else ' (trace overflowed: its start is lost)'}'\n"
                 "set xlabel 's'\nset ylabel 'KiB'\nset y2label 'ms'\nset ytics nomirror\n"
                 "set y2tics\nset grid\nset key outside below\n"
                 f"plot '{data}/{n}-queue.tsv' using 1:2 with lines lw 2 title 'backlog (KiB)'{probe}\n")

@@ -119,6 +119,18 @@ class Series(unittest.TestCase):
         self.assertEqual([v for _, v in b], [50.0, 200.0])
 
 
+    def test_an_overflowed_trace_is_flagged(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "trace.txt")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("# tracer: nop\n#\n# entries-in-buffer/entries-written: 10/25   #P:2\n")
+            self.assertFalse(lab.trace_complete(path))
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("# tracer: nop\n#\n# entries-in-buffer/entries-written: 25/25   #P:2\n")
+            self.assertTrue(lab.trace_complete(path))
+            self.assertFalse(lab.trace_complete(os.path.join(d, "none.txt")))
+
+
 class Report(unittest.TestCase):
     def make_mode(self, raw, name, drops, xoff, xon, pings):
         d = os.path.join(raw, name)

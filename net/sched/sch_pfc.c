@@ -799,6 +799,7 @@ static void pfc_reset(struct Qdisc *sch)
 		__qdisc_reset_queue(&b->q);
 		b->backlog = 0;
 		b->shared = 0;
+		trace_pfc_queue(qdisc_dev(sch), p, 0);
 		for (i = 0; i < PFC_PORTS; i++) {
 			b->port[i].bytes = 0;
 			b->port[i].headroom = 0;

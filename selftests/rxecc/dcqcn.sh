@@ -305,42 +305,51 @@ qp_cc() {	# qp_cc DEV: the cc attributes of DEV's RC QPs (rdma res show qp -dd)
 	rdma res show qp -dd | grep -E "link $1/1 .*type RC" |
 		grep -oE 'cc [a-z-]+|rc_kbps [0-9]+|rt_kbps [0-9]+|alpha_ppm [0-9]+|cnp_handled [0-9]+' | tr '\n' ' '
 }
-# One flow whose line rate is 4 times the port's, with the paper's values
-# scaled to that line rate (rxecc dcqcn profile ... scale).
-RECOVER_LINE=$((4 * RATE_MBIT))
+# One flow whose line rate is 200 Mbit/s, 4 times the port's (40 times on a
+# slower kernel, whose port is slower: RXECC_RATE_SCALE), with the paper's
+# values scaled to it (rxecc dcqcn profile ... scale: k = 200). A scaled
+# profile recovers k times slower than the paper's: from the port's rate
+# back to the line rate takes 4-8 s here (host simulation of the core), so
+# the test waits for the release up to 20 s and then ends the flow.
+RECOVER_LINE=200
+released() { qp_cc h2 | grep -q 'cc line-rate'; }
 recover() {
 	use_dcqcn on "${RECOVER_LINE}mbit" || return 1
-	fabric_dcqcn_all profile paper scale "${RECOVER_LINE}mbit" || return 1
+	fabric_dcqcn_all profile paper scale "${RECOVER_LINE}mbit" &&
+		fabric_dcqcn_all set rp_rate_to_set_on_first_cnp "$FIRST_CNP" || return 1
 	fabric_dcqcn 2 show | grep -E 'rp_time_reset|rp_ai_rate_kbps'
-	fabric_dcqcn 2 show | grep -qE "rp_time_reset +$((40000 / RECOVER_LINE * 55))( |$)" || return 1
-	fabric_in 1 timeout 120 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -D 24 -p 18900 \
+	# 55 us x 40 Gbit/s / 200 Mbit/s
+	fabric_dcqcn 2 show | grep -qE "rp_time_reset +11000( |$)" || return 1
+	fabric_in 1 timeout 120 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -D 40 -p 18900 \
 		>"$LOGDIR/recover.s.log" 2>&1 &
 	local spid=$!
 	sleep 2
-	fabric_in 2 timeout 120 ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 65536 -D 24 -p 18900 \
+	fabric_in 2 timeout 120 ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 65536 -D 40 -p 18900 \
 		"$(fabric_ip 1)" >"$LOGDIR/recover.c.log" 2>&1 &
-	local cpid=$! congested free rc=0
+	local cpid=$! congested free t0 rc=0
 	sleep 10
 	congested=$(qp_cc h2)
 	echo "h2 while congested: $congested"
 	# The congestion ends: the bottleneck goes away.
 	fabric_sw tc qdisc del dev swp1 root
-	sleep 8
+	t0=$SECONDS
+	wait_for 20 released || rc=1
 	free=$(qp_cc h2)
-	echo "h2 8 s after the bottleneck went: $free"
-	wait $cpid || rc=1
-	wait $spid || rc=1
+	echo "h2 $((SECONDS - t0)) s after the bottleneck went: $free"
+	# The flow has shown what it had to: ended before its 40 s.
+	kill_tree "$cpid"
+	kill_tree "$spid"
+	wait "$cpid" "$spid" 2>/dev/null
 	fabric_mark 1 "$RATE" 20000 60000 "$QLIMIT" || rc=1
 	[ $rc -eq 0 ] || return 1
 	local rc_c
 	rc_c=$(echo "$congested" | grep -oE 'rc_kbps [0-9]+' | grep -oE '[0-9]+')
-	# 50 Mbit/s shared by nobody else: the rate sits below half the line
+	# The port shared by nobody else: the rate sits below half the line
 	# rate; afterwards the limiter is released (line rate).
 	echo "$congested" | grep -q 'cc limited' && [ "${rc_c:-999999999}" -lt $((RECOVER_LINE * 500)) ] &&
-		echo "$free" | grep -q 'cc line-rate' &&
 		grep -qE "rxecc_rate: dev=h2 .*event=release" $TR/trace
 }
-ktap_result "one flow at 4 times the port's rate, paper profile scaled to it: Rc below half the line rate while congested, limiter released once it ends" recover
+ktap_result "one flow at 4 times the port's rate, paper profile scaled to it: Rc below half the line rate while congested, limiter released within 20 s once it ends" recover
 
 # ---- hand-made CNPs --------------------------------------------------------
 crafted() {

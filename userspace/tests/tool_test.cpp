@@ -56,6 +56,8 @@ TEST(ToolValues, RatesInMbps) {
     EXPECT_EQ(code_of([&] { (void)parse_value(r, "5mbps"); }), Exit::bad_value);
 }
 
+// Many EXPECTs, one straight path: gtest's macros count as branches.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(ToolValues, RatesInKbps) {
     const Knob& r = knob("rp_ai_rate_kbps");
     EXPECT_EQ(parse_value(r, "50"), 50U);
@@ -70,6 +72,8 @@ TEST(ToolValues, RatesInKbps) {
 
 // A rate given under its mlx5 name goes there in whole Mbit/s, and to the
 // kbit/s twin otherwise, so that old kernels see no new attribute.
+// Many EXPECTs, one straight path: gtest's macros count as branches.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(ToolValues, SettingAFinerRateUsesTheKbpsTwin) {
     const Knob& m = knob("rp_ai_rate");
     auto [k, v] = parse_setting(m, "5");
@@ -200,6 +204,8 @@ TEST(ToolCli, ReadCommands) {
     EXPECT_EQ(parse({"monitor", "interval", "250ms"}).interval_ms, 250U);
 }
 
+// Many EXPECTs, one straight path: gtest's macros count as branches.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(ToolCli, SetAndProfile) {
     auto c = parse({"dcqcn", "set", "dev", "r0", "rp_ai_rate", "1gbit", "ecn", "ect1",
                     "rp_time_reset", "2ms"});
@@ -220,6 +226,10 @@ TEST(ToolCli, SetAndProfile) {
     EXPECT_EQ(c.profile_kbps, 50000U);
     c = parse({"dcqcn", "profile", "defaults", "mlx5", "scale", "2.5gbit"});
     EXPECT_EQ(c.profile_kbps, 2500000U);
+    c = parse({"dcqcn", "profile", "defaults", "paper", "scale", "50"});  // Mbit/s
+    EXPECT_EQ(c.profile_kbps, 50000U);
+    c = parse({"dcqcn", "profile", "defaults", "paper", "scale", "500kbit"});
+    EXPECT_EQ(c.profile_kbps, 500U);
     c = parse({"dcqcn", "set", "dev", "r0", "rp_hai_rate", "250kbit"});
     ASSERT_EQ(c.settings.size(), 1U);
     EXPECT_EQ(c.settings[0].knob->name, "rp_hai_rate_kbps");
@@ -251,6 +261,7 @@ TEST(ToolCli, ErrorsHaveTheirOwnCodes) {
         {{"dcqcn", "set", "dev", "r0", "rp_ai_rate", "5", "rp_ai_rate_kbps", "50"}, Exit::usage},
         {{"dcqcn", "set", "dev", "r0", "rp_min_rate_kbps", "5", "rp_min_rate", "50kbit"},
          Exit::usage},
+        {{"dcqcn", "set", "dev", "r0", "rp_ai_rate", "0.5", "rp_ai_rate", "1"}, Exit::usage},
         {{"dcqcn", "show", "dev", "r0", "extra"}, Exit::usage},
         {{"stats", "reset"}, Exit::usage},
         {{"stats", "reset", "defaults"}, Exit::usage},
@@ -376,6 +387,30 @@ TEST(ToolRequest, DecodeConfigReply) {
     EXPECT_EQ(knob_value(c, knob("rp_enable")), 0x0fU);
     EXPECT_EQ(knob_value(c, knob("np_enable")), 0xf0U);
     EXPECT_EQ(knob_value(c, knob("ecn")), 1U);
+}
+
+// A rate's mlx5 name shows whole Mbit/s as a number and anything else in
+// kbit/s with the unit, the form `dcqcn set` takes back for the same value.
+// Many EXPECTs, one straight path: gtest's macros count as branches.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
+TEST(ToolFormat, RatesUnderTheirMlx5NameReadBack) {
+    Config c = sample_config();
+    c.dcqcn[RXECC_DCQCN_A_RP_AI_RATE_KBPS - 1] = 50;
+    c.dcqcn[RXECC_DCQCN_A_RP_AI_RATE - 1] = 0;  // the kernel's rounded-down view
+    c.dcqcn[RXECC_DCQCN_A_RP_HAI_RATE_KBPS - 1] = 7000;
+    c.dcqcn[RXECC_DCQCN_A_RP_HAI_RATE - 1] = 7;
+    const std::string t = to_text(std::vector<Config>{c});
+    const auto row = [&](const std::string& name) {
+        const size_t at = t.find("  " + name + " ");
+        return at == std::string::npos ? std::string() : t.substr(at, t.find('\n', at) - at);
+    };
+    EXPECT_NE(row("rp_ai_rate").find(" 50kbit  Mbps"), std::string::npos) << row("rp_ai_rate");
+    EXPECT_NE(row("rp_ai_rate_kbps").find(" 50  kbps"), std::string::npos)
+        << row("rp_ai_rate_kbps");
+    EXPECT_NE(row("rp_hai_rate").find(" 7  Mbps"), std::string::npos) << row("rp_hai_rate");
+    const auto [k, v] = parse_setting(knob("rp_ai_rate"), "50kbit");
+    EXPECT_EQ(k, &knob("rp_ai_rate_kbps"));
+    EXPECT_EQ(v, 50U);
 }
 
 // Many EXPECTs, one straight path: gtest's macros count as branches.

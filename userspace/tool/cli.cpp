@@ -189,6 +189,7 @@ void parse_dscp2prio(const std::string& text, Command& cmd) {
 
 // dcqcn set {dev DEV | defaults} NAME VALUE ...
 void parse_dcqcn_set(Args& args, Command& cmd) {
+    std::vector<const Knob*> typed;  // the names as given (a rate may go to its twin)
     cmd.verb = Verb::dcqcn_set;
     if (!parse_target(args, cmd, true)) usage("dcqcn set needs 'dev DEV' or 'defaults'");
     if (args.done()) usage("dcqcn set needs at least one NAME VALUE");
@@ -205,15 +206,42 @@ void parse_dcqcn_set(Args& args, Command& cmd) {
             throw Error(Exit::unknown_param,
                         "unknown parameter '" + name + "' (see 'rxecc dcqcn help')");
         const Knob& base = base_knob(*knob);
-        for (const Setting& s : cmd.settings) {
-            if (s.knob == knob) usage("parameter '" + name + "' given twice");
-            if (&base_knob(*s.knob) == &base)
-                usage("parameters '" + s.knob->name + "' and '" + name +
+        for (const Knob* t : typed) {
+            if (t == knob) usage("parameter '" + name + "' given twice");
+            if (&base_knob(*t) == &base)
+                usage("parameters '" + t->name + "' and '" + name +
                       "' are one rate: give one of the two");
         }
+        typed.push_back(knob);
         const std::string& value = args.next("a value for " + name);
         const auto [target, v] = parse_setting(*knob, value);
         cmd.settings.push_back({target, v});
+    }
+}
+
+// dcqcn profile {dev DEV | defaults} PROFILE [scale RATE]
+void parse_dcqcn_profile(Args& args, Command& cmd) {
+    cmd.verb = Verb::dcqcn_profile;
+    if (!parse_target(args, cmd, true)) usage("dcqcn profile needs 'dev DEV' or 'defaults'");
+    cmd.profile = args.next("a profile name (mlx5, paper, lab)");
+    const auto names = profile_names();
+    if (std::find(names.begin(), names.end(), cmd.profile) == names.end())
+        throw Error(Exit::bad_value, "unknown profile '" + cmd.profile + "' (mlx5, paper, lab)");
+    if (!args.done()) {
+        const std::string& word = args.next("scale");
+        if (word != "scale") usage("dcqcn profile: unknown word '" + word + "' (scale RATE)");
+        // A rate as everywhere in the tool: Mbit/s without a unit.
+        const Knob line{"scale", Unit::kbps, "kbps", 1, 400000000, -1};
+        std::string rate = args.next("a line rate for scale");
+        if (!rate.empty() && rate.find_first_not_of("0123456789.") == std::string::npos)
+            rate += "mbit";
+        cmd.profile_kbps = parse_value(line, rate);
+        if (cmd.profile_kbps == 0 || cmd.profile_kbps > line.max)
+            throw Error(Exit::bad_value, "scale: a line rate of 1 kbit/s up to 400 Gbit/s");
+        const int prof = rxecc_dcqcn_profile_find(cmd.profile.c_str());
+        if (rxecc_dcqcn_profile_kbps(static_cast<rxecc_dcqcn_profile>(prof)) == 0)
+            throw Error(Exit::bad_value, "scale: profile '" + cmd.profile +
+                                             "' has no reference line rate (mlx5, paper)");
     }
 }
 
@@ -225,25 +253,7 @@ void parse_dcqcn(Args& args, Command& cmd) {
     } else if (sub == "set") {
         parse_dcqcn_set(args, cmd);
     } else if (sub == "profile") {
-        cmd.verb = Verb::dcqcn_profile;
-        if (!parse_target(args, cmd, true)) usage("dcqcn profile needs 'dev DEV' or 'defaults'");
-        cmd.profile = args.next("a profile name (mlx5, paper, lab)");
-        const auto names = profile_names();
-        if (std::find(names.begin(), names.end(), cmd.profile) == names.end())
-            throw Error(Exit::bad_value,
-                        "unknown profile '" + cmd.profile + "' (mlx5, paper, lab)");
-        if (!args.done()) {
-            const std::string& word = args.next("scale");
-            if (word != "scale") usage("dcqcn profile: unknown word '" + word + "' (scale RATE)");
-            const Knob line{"scale", Unit::kbps, "kbps", 1, 400000000, -1};
-            cmd.profile_kbps = parse_value(line, args.next("a line rate for scale"));
-            if (cmd.profile_kbps == 0 || cmd.profile_kbps > line.max)
-                throw Error(Exit::bad_value, "scale: a line rate of 1 kbit/s up to 400 Gbit/s");
-            const int prof = rxecc_dcqcn_profile_find(cmd.profile.c_str());
-            if (rxecc_dcqcn_profile_kbps(static_cast<rxecc_dcqcn_profile>(prof)) == 0)
-                throw Error(Exit::bad_value, "scale: profile '" + cmd.profile +
-                                                 "' has no reference line rate (mlx5, paper)");
-        }
+        parse_dcqcn_profile(args, cmd);
     } else {
         usage("unknown dcqcn command '" + sub + "' (show, set, profile)");
     }

@@ -148,8 +148,17 @@ std::string to_text(const std::vector<Config>& configs) {
             out += "defaults (new devices)";
         out += " profile " + c.profile + "\n";
         std::vector<std::vector<std::string>> rows;
-        for (const auto& k : knobs())
-            rows.push_back({"  " + k.name, format_value(k, knob_value(c, k)), k.unit_name});
+        for (const auto& k : knobs()) {
+            // A rate's mlx5 name in whole Mbit/s, else in kbit/s with its
+            // unit: the form `dcqcn set` takes back for the same value.
+            const Knob& base = base_knob(k);
+            std::string v = format_value(k, knob_value(c, k));
+            if (&base != &k && k.unit == Unit::mbps) {
+                const uint32_t kbps = knob_value(c, base);
+                v = kbps % 1000 == 0 ? std::to_string(kbps / 1000) : std::to_string(kbps) + "kbit";
+            }
+            rows.push_back({"  " + k.name, v, k.unit_name});
+        }
         rows.push_back({"  dscp2prio", dscp_map_text(c.dscp2prio), "dscp:prio"});
         // Rows only: the header row of table() is not printed here.
         const std::string t = table({"", "", ""}, {false, true, false}, rows);

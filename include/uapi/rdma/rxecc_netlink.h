@@ -70,7 +70,8 @@ enum rxecc_attr {
 	RXECC_ATTR_LINE_KBPS,	/* u64, read only: port speed the RP uses, kbit/s */
 	/*
 	 * string: on set, a profile to load (mlx5, paper, lab); on get, the
-	 * profile loaded last, or "custom" once a value was changed after it.
+	 * profile loaded last, or "custom" once a value was changed after it
+	 * or when it was loaded scaled (PROFILE_KBPS).
 	 */
 	RXECC_ATTR_PROFILE,
 	RXECC_ATTR_DCQCN,	/* nested, enum rxecc_dcqcn_attr */

@@ -817,8 +817,10 @@ bool rxecc_tx_nomem(struct rxe_qp *qp, struct rxe_av *av, bool resp)
  * quarter of its transport timeout or more at its rate: otherwise a long
  * message at a low rate outlasts the timeout, which then retransmits data
  * that was only held back by the limiter. It asks every n packets, n the
- * packets that fit in a quarter of the timeout (at least 1), so the ACKs,
- * each a packet to build, send and take, stay few at high rates. A QP whose
+ * packets that fit in a quarter of the timeout at Rc (at least 1), so the
+ * ACKs, each a packet to build, send and take, stay few at high rates. n
+ * follows Rc, not what the fabric drains: a QP whose Rc is still far above
+ * its share asks as rarely as rxe does, as it would without DCQCN. A QP whose
  * priority PFC paused a moment ago asks with every packet
  * (rxecc_pfc_ack_req()). Called with qp->req.noack_pkts already counting
  * this packet.
@@ -835,7 +837,8 @@ bool rxecc_rp_ack_req(struct rxe_qp *qp)
 		return false;
 	rc = READ_ONCE(qp->cc.rp.rc);
 	pkt_ns = rxecc_dcqcn_tx_ns(qp->mtu + RXECC_WIRE_OVERHEAD, rc);
-	budget_ns = jiffies_to_nsecs(qp->qp_timeout_jiffies) / RXECC_ACK_TIMEOUT_SHARE;
+	budget_ns = (u64)jiffies_to_msecs(qp->qp_timeout_jiffies) * NSEC_PER_MSEC /
+		    RXECC_ACK_TIMEOUT_SHARE;
 	n = pkt_ns ? div64_u64(budget_ns, pkt_ns) : RXE_MAX_PKT_PER_ACK;
 	return qp->req.noack_pkts >= max_t(u64, n, 1);
 }

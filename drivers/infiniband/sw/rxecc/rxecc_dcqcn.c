@@ -307,12 +307,12 @@ int rxecc_dcqcn_scale_profile(struct rxecc_dcqcn_params *p, enum rxecc_dcqcn_pro
 	if (!ref || !line_kbps || line_kbps > RXECC_KBPS_MAX)
 		return -1;
 	rxecc_dcqcn_load_profile(&q, prof);
-	for (n = times; *n; n++) {
+	for (n = times; *n && rxecc_dcqcn_param_find(*n) >= 0; n++) {
 		d = &rxecc_dcqcn_param_descs[rxecc_dcqcn_param_find(*n)];
 		f = (u32 *)((char *)&q + d->offset);
 		*f = rxecc_scale_u32(*f, ref, line_kbps, d->min ? d->min : 1, d->max);
 	}
-	for (n = rates; *n; n++) {
+	for (n = rates; *n && rxecc_dcqcn_param_find(*n) >= 0; n++) {
 		d = &rxecc_dcqcn_param_descs[rxecc_dcqcn_param_find(*n)];
 		f = (u32 *)((char *)&q + d->offset);
 		*f = rxecc_scale_u32(*f, line_kbps, ref, d->min ? d->min : 1, d->max);

@@ -87,8 +87,8 @@ static const struct nla_policy rxecc_nl_dcqcn_policy[RXECC_DCQCN_A_MAX + 1] = {
 
 /* "rp_time_reset: out of range 1..1000000 us": extack needs static text. */
 static char rxecc_nl_range_msg[RXECC_DCQCN_NUM_PARAMS][96];
-/* "rp_ai_rate and rp_ai_rate_kbps both given" */
-static char rxecc_nl_twice_msg[RXECC_DCQCN_NUM_PARAMS][96];
+/* "rp_ai_rate and rp_ai_rate_kbps: one rate, ...", for the Mbit/s names */
+static char rxecc_nl_twice_msg[RXECC_DCQCN_NUM_PARAMS][128];
 
 /* LINK_MBPS: 0 (the netdev's) up to 1 Tbit/s; PFC_RX_XOFF/XON: up to 1 s in us */
 static struct netlink_range_validation rxecc_nl_link_range = { .max = 1000000 };
@@ -855,9 +855,10 @@ int rxecc_nl_init(void)
 		snprintf(rxecc_nl_range_msg[i], sizeof(rxecc_nl_range_msg[i]),
 			 "%s: out of range %u..%u %s", d->name, d->min, d->max,
 			 d->unit);
-		snprintf(rxecc_nl_twice_msg[i], sizeof(rxecc_nl_twice_msg[i]),
-			 "%s and %s: one rate, give one of the two", d->name,
-			 rxecc_dcqcn_param_descs[rxecc_dcqcn_param_base(i)].name);
+		if (rxecc_dcqcn_param_base(i) != i)
+			snprintf(rxecc_nl_twice_msg[i], sizeof(rxecc_nl_twice_msg[i]),
+				 "%s and %s: one rate, give one of the two", d->name,
+				 rxecc_dcqcn_param_descs[rxecc_dcqcn_param_base(i)].name);
 	}
 	return genl_register_family(&rxecc_nl_family);
 }
