@@ -608,7 +608,8 @@ def plots(raw, sc, results, samples, outdir):
             f = os.path.join(data, f"{n}-rate-{dev}-{qpn}.tsv")
             kept = [(t - t0, v) for t, v in pts if t - t0 <= end] or [(pts[0][0] - t0, pts[0][1])]
             write_data(f, kept + [(end, kept[-1][1])])
-            plot.append(f"'{f}' using 1:2 with steps lw 2 title '{dev} QP {qpn}'")
+            probe = " (the probe)" if sc["probe"] and dev == f"h{sc['senders'] + 2}" else ""
+            plot.append(f"'{f}' using 1:2 with steps lw 2 title '{dev}{probe} QP {qpn}'")
         if not plot:
             f = os.path.join(data, f"{n}-rate-line.tsv")
             write_data(f, [(0.0, sc["link"]), (end, sc["link"])])
@@ -627,7 +628,7 @@ def plots(raw, sc, results, samples, outdir):
                 f"set ylabel 'Mbit/s'\nset yrange [0:{sc['link'] * 1.1:g}]\nset grid\n"
                 "set key outside below\n"
                 f"set arrow from graph 0, first {fair:g} to graph 1, first {fair:g} nohead dt 2 lw 2\n"
-                f"set label 'fair share {fair:g}' at graph 0.01, first {fair * 1.08:g}\n"
+                f"set label 'fair share {fair:.3g} Mbit/s' at graph 0.01, first {fair * 1.08:g}\n"
                 "plot " + ", ".join(plot) + "\n")
         s, timed = samples[n]
         probe = ""
