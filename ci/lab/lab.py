@@ -14,6 +14,7 @@
 A bad scenario gets one line naming the file, the line and what is wrong,
 and exit status 2.
 """
+import functools
 import json
 import math
 import os
@@ -23,7 +24,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from incast_report import packets  # noqa: E402  pylint: disable=wrong-import-position
+from incast_report import packets as read_packets  # noqa: E402  pylint: disable=wrong-import-position
 
 PAYLOAD = 1024          # bytes of payload per full data packet (path MTU 1024)
 BUILTIN_MODES = {
@@ -234,6 +235,13 @@ def read_counters(path):
             host, name, value = line.split()
             c[(host, name)] = int(value)
     return c
+
+
+@functools.lru_cache(maxsize=2)
+def packets(pcap):
+    """The capture's RoCE data packets (incast_report.packets), read once for
+    the goodput and the throughput series."""
+    return tuple(read_packets(pcap))
 
 
 def goodput(pcap, dst, senders):

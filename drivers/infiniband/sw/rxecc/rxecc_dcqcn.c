@@ -286,10 +286,28 @@ static u32 rxecc_scale_u32(u32 v, u64 num, u64 den, u32 lo, u32 hi)
 	return r > hi ? hi : (u32)r;
 }
 
+/* Each parameter of the NULL-ended @names in @q times @num / @den. */
+static void rxecc_scale_params(struct rxecc_dcqcn_params *q, const char *const *names,
+			       u64 num, u64 den)
+{
+	const struct rxecc_dcqcn_param_desc *d;
+	u32 *f;
+	int i;
+
+	for (; *names; names++) {
+		i = rxecc_dcqcn_param_find(*names);
+		if (i < 0)
+			continue;
+		d = &rxecc_dcqcn_param_descs[i];
+		f = rxecc_param_ptr(q, (unsigned int)i);
+		*f = rxecc_scale_u32(*f, num, den, d->min ? d->min : 1, d->max);
+	}
+}
+
 int rxecc_dcqcn_scale_profile(struct rxecc_dcqcn_params *p, enum rxecc_dcqcn_profile prof,
 			      u64 line_kbps)
 {
-	/* times grow by k, rates shrink by k (NULL ends each list) */
+	/* times grow by k, rates shrink by k */
 	static const char *const times[] = {
 		"rp_time_reset", "rp_dce_tcp_rtt", "rp_rate_reduce_monitor_period",
 		"np_min_time_between_cnps", NULL
@@ -299,24 +317,13 @@ int rxecc_dcqcn_scale_profile(struct rxecc_dcqcn_params *p, enum rxecc_dcqcn_pro
 		"rp_min_rate_kbps", "rp_rate_to_set_on_first_cnp_kbps", NULL
 	};
 	u64 ref = rxecc_dcqcn_profile_kbps(prof);
-	const struct rxecc_dcqcn_param_desc *d;
 	struct rxecc_dcqcn_params q;
-	const char *const *n;
-	u32 *f;
 
 	if (!ref || !line_kbps || line_kbps > RXECC_KBPS_MAX)
 		return -1;
 	rxecc_dcqcn_load_profile(&q, prof);
-	for (n = times; *n && rxecc_dcqcn_param_find(*n) >= 0; n++) {
-		d = &rxecc_dcqcn_param_descs[rxecc_dcqcn_param_find(*n)];
-		f = (u32 *)((char *)&q + d->offset);
-		*f = rxecc_scale_u32(*f, ref, line_kbps, d->min ? d->min : 1, d->max);
-	}
-	for (n = rates; *n && rxecc_dcqcn_param_find(*n) >= 0; n++) {
-		d = &rxecc_dcqcn_param_descs[rxecc_dcqcn_param_find(*n)];
-		f = (u32 *)((char *)&q + d->offset);
-		*f = rxecc_scale_u32(*f, line_kbps, ref, d->min ? d->min : 1, d->max);
-	}
+	rxecc_scale_params(&q, times, ref, line_kbps);
+	rxecc_scale_params(&q, rates, line_kbps, ref);
 	*p = q;
 	return 0;
 }
