@@ -73,7 +73,7 @@ mode_set() {
 		limit "$BUFFER" xoff "$XOFF" xon "$XON" headroom "$HEADROOM" \
 		kmin "$KMIN" kmax "$KMAX" pmax "$PMAX" || return 1
 	local prof=(profile "${M_PROFILE[$m]}") qlimit=0
-	[ "$SCALE" = 1 ] && [ "${M_PROFILE[$m]}" != lab ] && prof+=(scale "$LINK")
+	[ "$SCALE" = 1 ] && [ "${M_PROFILE[$m]}" != lab ] && prof+=(scale "$LINK" speedup "$SPEEDUP")
 	[ "$SHAPE_HOSTS" = 1 ] && qlimit=16KiB
 	fabric_dcqcn_all "${prof[@]}" || return 1
 	if [ "${M_DCQCN[$m]}" = 1 ]; then

@@ -98,8 +98,8 @@ def parse_modes(v):
 # key: (parser, default, meaning)
 KEYS = {
     "senders": (parse_int(1, 8), "3", "hosts writing to h1"),
-    "rate": (parse_mbit, "50mbit", "bottleneck rate, Mbit/s"),
-    "duration": (parse_int(2, 120), "12", "seconds of load per mode"),
+    "rate": (parse_mbit, "25mbit", "bottleneck rate, Mbit/s"),
+    "duration": (parse_int(2, 120), "20", "seconds of load per mode"),
     "message": (parse_int(1, 1 << 24), "65536", "bytes per RDMA WRITE"),
     "dscp": (parse_int(0, 63), "26", "DSCP of every RoCE packet"),
     "probe": (parse_bool, "on", "latency probe from one more host"),
@@ -116,6 +116,8 @@ KEYS = {
     "shape_hosts": (parse_bool, "on", "hosts send at most `link` (tbf on their egress)"),
     "profile": (parse_profile, "paper", "DCQCN profile"),
     "scale": (parse_bool, "on", "the profile (mlx5, paper) scaled to `link`"),
+    "speedup": (parse_int(1, 1024), "16", "the scaled profile's clocks run this many times faster "
+                "(its times and byte counter divided by it)"),
     "qp_timeout": (parse_int(1, 31), "18", "QP ACK timeout exponent (perftest -u, rxecc-verbs --ack-timeout)"),
     "modes": (parse_modes, "baseline pfc dcqcn dcqcn+pfc", "modes, in order"),
 }
@@ -215,6 +217,7 @@ def write_shell(sc, path):
            f"HEADROOM={q(sc['headroom'])}", f"KMIN={q(sc['kmin'])}", f"KMAX={q(sc['kmax'])}",
            f"PMAX={sc['pmax']}", f"LINK={sc['link']}mbit", f"QP_TIMEOUT={sc['qp_timeout']}",
            f"SHAPE_HOSTS={int(sc['shape_hosts'])}", f"SCALE={int(sc['scale'])}",
+           f"SPEEDUP={sc['speedup']}",
            "MODES=(" + " ".join(q(m["name"]) for m in sc["modes"]) + ")",
            "declare -A M_PFC M_DCQCN M_PROFILE M_SET"]
     for m in sc["modes"]:
@@ -439,7 +442,8 @@ def binned(series, t0, t1, width):
 def profile_text(sc, mode):
     """The DCQCN profile a mode loads: "paper scaled to 50 Mbit/s"."""
     if sc["scale"] and mode["profile"] != "lab":
-        return f"{mode['profile']} scaled to {sc['link']} Mbit/s"
+        fast = f", clocks x{sc['speedup']}" if sc["speedup"] > 1 else ""
+        return f"{mode['profile']} scaled to {sc['link']} Mbit/s{fast}"
     return mode["profile"]
 
 

@@ -47,9 +47,13 @@ class Scenario(unittest.TestCase):
     def test_defaults(self):
         sc = lab.read_scenario(None, [])
         self.assertEqual(sc["senders"], 3)
-        self.assertEqual(sc["rate"], 50)
-        self.assertEqual(sc["link"], 50)     # every link at the bottleneck's rate
+        self.assertEqual(sc["rate"], 25)
+        self.assertEqual(sc["link"], 25)     # every link at the bottleneck's rate
         self.assertEqual((sc["profile"], sc["scale"], sc["shape_hosts"]), ("paper", True, True))
+        self.assertEqual(sc["speedup"], 16)
+        self.assertEqual(lab.profile_text(sc, sc["modes"][2]), "paper scaled to 25 Mbit/s, clocks x16")
+        self.assertEqual(lab.profile_text(lab.read_scenario(None, ["speedup=1"]), sc["modes"][2]),
+                         "paper scaled to 25 Mbit/s")
         # "rate" follows the bottleneck; a link of its own stays
         self.assertEqual(lab.read_scenario(None, ["rate=20mbit"])["link"], 20)
         self.assertEqual(lab.read_scenario(None, ["rate=20mbit", "link=1gbit"])["link"], 1000)
@@ -101,9 +105,9 @@ class Scenario(unittest.TestCase):
             lab.write_shell(sc, path)
             out = subprocess.run(
                 ["bash", "-c", f'source {path} && echo "${{MODES[*]}}|${{M_PFC[dcqcn+pfc]}}'
-                 f'|${{M_DCQCN[mine]}}|${{M_SET[mine]}}|$LINK|$XOFF|$SHAPE_HOSTS|$SCALE"'],
+                 f'|${{M_DCQCN[mine]}}|${{M_SET[mine]}}|$LINK|$XOFF|$SHAPE_HOSTS|$SCALE|$SPEEDUP"'],
                 capture_output=True, text=True, check=True).stdout.strip()
-        self.assertEqual(out, "dcqcn+pfc mine|1|1|rp_min_rate 10|50mbit|24KiB|1|1")
+        self.assertEqual(out, "dcqcn+pfc mine|1|1|rp_min_rate 10|25mbit|24KiB|1|1|16")
 
 
 class Series(unittest.TestCase):
@@ -185,7 +189,7 @@ class Report(unittest.TestCase):
 
     def test_numbers_checks_and_files(self):
         with tempfile.TemporaryDirectory() as raw, tempfile.TemporaryDirectory() as out:
-            sc = scenario("senders = 2\nmodes = pfc dcqcn+pfc\nlink = 1gbit\n")
+            sc = scenario("senders = 2\nrate = 50mbit\nmodes = pfc dcqcn+pfc\nlink = 1gbit\n")
             sc_path = os.path.join(raw, "scenario.json")
             with open(sc_path, "w", encoding="utf-8") as f:
                 json.dump(sc, f)

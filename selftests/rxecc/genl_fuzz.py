@@ -44,7 +44,8 @@ A_DEV_INDEX, A_DEV_NAME, A_PROFILE, A_DCQCN = 2, 3, 6, 7
 A_RP_ENABLE, A_NP_ENABLE, A_ECN = 8, 9, 10
 A_PFC_ENABLE, A_ROCE_PRIO, A_DSCP2PRIO, A_LINK_MBPS = 14, 15, 16, 17
 A_PFC_RX_XOFF, A_PFC_RX_XON, A_TX_QLIMIT, A_PROFILE_KBPS = 18, 19, 20, 21
-A_MAX = 21
+A_PROFILE_SPEEDUP = 22
+A_MAX = 22
 DCQCN_MAX = 24
 RP_AI_RATE, RP_AI_RATE_KBPS = 6, 20    # one rate, in Mbit/s and in kbit/s
 CHANGING = {CMD_DEV_SET, CMD_DEFAULTS_SET, CMD_STATS_RESET}
@@ -212,6 +213,8 @@ class Fuzzer:
             cfg += attr(A_PROFILE, strz(r.choice(["mlx5", "paper", "lab", "mlx4"])))
             if r.random() < 0.5:
                 cfg += attr(A_PROFILE_KBPS, u32(r.choice([0, 1, 50000, 40000000, 400000001])))
+                if r.random() < 0.5:
+                    cfg += attr(A_PROFILE_SPEEDUP, u32(r.choice([0, 1, 16, 1024, 1025])))
         if r.random() < 0.7:
             cfg += self.valid_dcqcn()
         if r.random() < 0.3:
@@ -323,6 +326,10 @@ def checks(g, fam, dev, f):
          errno.ERANGE),
         ("the lab profile scaled", CMD_DEV_SET, devattr + attr(A_PROFILE, strz("lab")) + attr(A_PROFILE_KBPS, u32(50000)),
          errno.EINVAL),
+        ("PROFILE_SPEEDUP without PROFILE_KBPS", CMD_DEV_SET,
+         devattr + attr(A_PROFILE, strz("paper")) + attr(A_PROFILE_SPEEDUP, u32(16)), errno.EINVAL),
+        ("PROFILE_SPEEDUP 1025", CMD_DEV_SET, devattr + attr(A_PROFILE, strz("paper")) +
+         attr(A_PROFILE_KBPS, u32(25000)) + attr(A_PROFILE_SPEEDUP, u32(1025)), errno.ERANGE),
         ("unknown command", CMD_MAX + 3, devattr, errno.EOPNOTSUPP),
         ("attribute on a get without attributes", CMD_DEFAULTS_GET, devattr, errno.EINVAL),
     ]

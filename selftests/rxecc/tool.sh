@@ -207,6 +207,13 @@ scaled() {
 	want="custom 44000 44000 40000 50 250 1 0 0 1020 156250 5"
 	[ "$(echo "$j" | json 'd[0]["profile"], d[0]["dcqcn"]["rp_time_reset"], d[0]["dcqcn"]["rp_dce_tcp_rtt"], d[0]["dcqcn"]["np_min_time_between_cnps"], d[0]["dcqcn"]["rp_ai_rate_kbps"], d[0]["dcqcn"]["rp_hai_rate_kbps"], d[0]["dcqcn"]["rp_min_rate_kbps"], d[0]["dcqcn"]["rp_ai_rate"], d[0]["dcqcn"]["rp_min_rate"], d[0]["dcqcn"]["rp_dce_tcp_g"], d[0]["dcqcn"]["rp_byte_reset"], d[0]["dcqcn"]["rp_threshold"]')" = "$want" ] ||
 		{ echo "scaled paper: $j"; rc=1; }
+	# With speedup 16 (the lab's): times and the byte counter / 16, rates as before.
+	in1 "$T" dcqcn profile dev h1 paper scale 50mbit speedup 16 || rc=1
+	j=$(in1 "$T" -j dcqcn show dev h1)
+	want="2750 2750 2500 50 250 1 9766"
+	[ "$(echo "$j" | json 'd[0]["dcqcn"]["rp_time_reset"], d[0]["dcqcn"]["rp_dce_tcp_rtt"], d[0]["dcqcn"]["np_min_time_between_cnps"], d[0]["dcqcn"]["rp_ai_rate_kbps"], d[0]["dcqcn"]["rp_hai_rate_kbps"], d[0]["dcqcn"]["rp_min_rate_kbps"], d[0]["dcqcn"]["rp_byte_reset"]')" = "$want" ] ||
+		{ echo "scaled paper, speedup 16: $j"; rc=1; }
+	expect_fail 6 "speedup" in1 "$T" dcqcn profile dev h1 paper scale 50mbit speedup 2000 || rc=1
 	# A rate that is no whole number of Mbit/s, by its mlx5 name.
 	in1 "$T" dcqcn set dev h1 rp_ai_rate 1500kbit rp_hai_rate 7 || rc=1
 	j=$(in1 "$T" -j dcqcn show dev h1)
@@ -220,7 +227,7 @@ scaled() {
 	"$T" dcqcn profile defaults mlx5 && in1 "$T" dcqcn profile dev h1 mlx5 || rc=1
 	return $rc
 }
-ktap_result "dcqcn profile paper scale 50mbit: times x800, rates /800 (kbit/s); a rate in kbit/s by its mlx5 name" scaled
+ktap_result "dcqcn profile paper scale 50mbit: times x800, rates /800 (kbit/s); with speedup 16 times and byte counter /16; a rate in kbit/s by its mlx5 name" scaled
 
 # ib_write_bw from h2 to h1, 300 x 4 KiB (300 packets at the default MTU).
 traffic() {	# NAME
@@ -350,7 +357,7 @@ fuzz() {
 	# The family still answers and traffic still runs.
 	traffic fuzzed
 }
-ktap_result "netlink: 21 malformed requests get their errors, 3000 fuzzed ones (seed 4791); rejected ones change nothing" fuzz
+ktap_result "netlink: 23 malformed requests get their errors, 3000 fuzzed ones (seed 4791); rejected ones change nothing" fuzz
 
 # Each command of the family (genl_privs.py) from five callers: root; a user
 # without capabilities; that user as root of a user namespace, in h1's network

@@ -283,7 +283,7 @@ TEST(DcqcnParams, ScaledPaperProfileKeepsPacketTimesAndLineFractions) {
     const auto ref = profile(RXECC_PROFILE_PAPER);
     for (const auto& r : rows) {
         rxecc_dcqcn_params p{};
-        ASSERT_EQ(rxecc_dcqcn_scale_profile(&p, RXECC_PROFILE_PAPER, r.line_kbps), 0);
+        ASSERT_EQ(rxecc_dcqcn_scale_profile(&p, RXECC_PROFILE_PAPER, r.line_kbps, 1), 0);
         EXPECT_EQ(p.rp_time_reset, r.time_reset) << r.line_kbps;
         EXPECT_EQ(p.rp_dce_tcp_rtt, r.dce_tcp_rtt) << r.line_kbps;
         EXPECT_EQ(p.np_min_time_between_cnps, r.min_time_between_cnps) << r.line_kbps;
@@ -300,8 +300,37 @@ TEST(DcqcnParams, ScaledPaperProfileKeepsPacketTimesAndLineFractions) {
         EXPECT_EQ(rxecc_dcqcn_params_check(&p), 0U);
     }
     rxecc_dcqcn_params q{};
-    ASSERT_EQ(rxecc_dcqcn_scale_profile(&q, RXECC_PROFILE_PAPER, 40'000'000), 0);
+    ASSERT_EQ(rxecc_dcqcn_scale_profile(&q, RXECC_PROFILE_PAPER, 40'000'000, 1), 0);
     EXPECT_EQ(std::memcmp(&q, &ref, sizeof(q)), 0) << "at its own rate, the paper profile";
+}
+
+// The lab's profile: the paper's at 25 Mbit/s (k = 1600) with its clocks 16
+// times faster: times x100, the byte counter / 16, rates / 1600 as without.
+// Many EXPECTs, one straight path: gtest's macros count as branches.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
+TEST(DcqcnParams, SpeedupDividesTimesAndByteCounterOnly) {
+    rxecc_dcqcn_params slow{};
+    rxecc_dcqcn_params fast{};
+    ASSERT_EQ(rxecc_dcqcn_scale_profile(&slow, RXECC_PROFILE_PAPER, 25'000, 1), 0);
+    ASSERT_EQ(rxecc_dcqcn_scale_profile(&fast, RXECC_PROFILE_PAPER, 25'000, 16), 0);
+    EXPECT_EQ(slow.rp_time_reset, 88'000U);
+    EXPECT_EQ(fast.rp_time_reset, 5'500U);
+    EXPECT_EQ(fast.rp_dce_tcp_rtt, 5'500U);
+    EXPECT_EQ(fast.np_min_time_between_cnps, 5'000U);
+    EXPECT_EQ(slow.rp_byte_reset, 156'250U) << "10 MB in 64-byte units";
+    EXPECT_EQ(fast.rp_byte_reset, 9'766U) << "10 MB / 16, rounded";
+    EXPECT_EQ(fast.rp_ai_rate_kbps, slow.rp_ai_rate_kbps);
+    EXPECT_EQ(fast.rp_ai_rate_kbps, 25U);
+    EXPECT_EQ(fast.rp_hai_rate_kbps, 125U);
+    EXPECT_EQ(fast.rp_min_rate_kbps, 1U);
+    EXPECT_EQ(fast.rp_dce_tcp_g, slow.rp_dce_tcp_g);
+    EXPECT_EQ(fast.rp_gd, slow.rp_gd);
+    EXPECT_EQ(fast.rp_threshold, slow.rp_threshold);
+    EXPECT_EQ(rxecc_dcqcn_params_check(&fast), 0U);
+    // 0 means 1: the profile scaled without a speedup.
+    rxecc_dcqcn_params zero{};
+    ASSERT_EQ(rxecc_dcqcn_scale_profile(&zero, RXECC_PROFILE_PAPER, 25'000, 0), 0);
+    EXPECT_EQ(std::memcmp(&zero, &slow, sizeof(zero)), 0);
 }
 
 // Many EXPECTs, one straight path: gtest's macros count as branches.
@@ -309,14 +338,16 @@ TEST(DcqcnParams, ScaledPaperProfileKeepsPacketTimesAndLineFractions) {
 TEST(DcqcnParams, ScaledTimesStayInRangeAndLabCannotBeScaled) {
     rxecc_dcqcn_params p{};
     // mlx5 (100 Gbit/s) at 1 Mbit/s: k = 100000; 300 us would be 30 s.
-    ASSERT_EQ(rxecc_dcqcn_scale_profile(&p, RXECC_PROFILE_MLX5, 1000), 0);
+    ASSERT_EQ(rxecc_dcqcn_scale_profile(&p, RXECC_PROFILE_MLX5, 1000, 1), 0);
     EXPECT_EQ(rxecc_dcqcn_params_check(&p), 0U);
     const auto& tr = rxecc_dcqcn_param_descs[rxecc_dcqcn_param_find("rp_time_reset")];
     EXPECT_EQ(p.rp_time_reset, tr.max);
     EXPECT_EQ(p.rp_ai_rate_kbps, 1U) << "5 Mbit/s / 100000 rounds to 0: kept at 1 kbit/s";
     const auto before = p;
-    EXPECT_EQ(rxecc_dcqcn_scale_profile(&p, RXECC_PROFILE_LAB, 50'000), -1);
-    EXPECT_EQ(rxecc_dcqcn_scale_profile(&p, RXECC_PROFILE_PAPER, 0), -1);
+    EXPECT_EQ(rxecc_dcqcn_scale_profile(&p, RXECC_PROFILE_LAB, 50'000, 1), -1);
+    EXPECT_EQ(rxecc_dcqcn_scale_profile(&p, RXECC_PROFILE_PAPER, 0, 1), -1);
+    EXPECT_EQ(rxecc_dcqcn_scale_profile(&p, RXECC_PROFILE_PAPER, 50'000, RXECC_SPEEDUP_MAX + 1),
+              -1);
     EXPECT_EQ(std::memcmp(&p, &before, sizeof(p)), 0);
     EXPECT_EQ(rxecc_dcqcn_profile_kbps(RXECC_PROFILE_PAPER), 40'000'000U);
     EXPECT_EQ(rxecc_dcqcn_profile_kbps(RXECC_PROFILE_LAB), 0U);

@@ -230,6 +230,10 @@ TEST(ToolCli, SetAndProfile) {
     EXPECT_EQ(c.profile_kbps, 50000U);
     c = parse({"dcqcn", "profile", "defaults", "paper", "scale", "500kbit"});
     EXPECT_EQ(c.profile_kbps, 500U);
+    EXPECT_EQ(c.profile_speedup, 0U);
+    c = parse({"dcqcn", "profile", "dev", "r0", "paper", "scale", "25mbit", "speedup", "16"});
+    EXPECT_EQ(c.profile_kbps, 25000U);
+    EXPECT_EQ(c.profile_speedup, 16U);
     c = parse({"dcqcn", "set", "dev", "r0", "rp_hai_rate", "250kbit"});
     ASSERT_EQ(c.settings.size(), 1U);
     EXPECT_EQ(c.settings[0].knob->name, "rp_hai_rate_kbps");
@@ -258,6 +262,16 @@ TEST(ToolCli, ErrorsHaveTheirOwnCodes) {
         {{"dcqcn", "profile", "dev", "r0", "paper", "scale", "500gbit"}, Exit::bad_value},
         {{"dcqcn", "profile", "dev", "r0", "lab", "scale", "50mbit"}, Exit::bad_value},
         {{"dcqcn", "profile", "dev", "r0", "paper", "scale", "50mbit", "x"}, Exit::usage},
+        {{"dcqcn", "profile", "dev", "r0", "paper", "scale", "50mbit", "speedup"}, Exit::usage},
+        {{"dcqcn", "profile", "dev", "r0", "paper", "scale", "50mbit", "speedup", "0"},
+         Exit::bad_value},
+        {{"dcqcn", "profile", "dev", "r0", "paper", "scale", "50mbit", "speedup", "1025"},
+         Exit::bad_value},
+        {{"dcqcn", "profile", "dev", "r0", "paper", "scale", "50mbit", "speedup", "2.5"},
+         Exit::bad_value},
+        {{"dcqcn", "profile", "dev", "r0", "paper", "speedup", "16"}, Exit::usage},
+        {{"dcqcn", "profile", "dev", "r0", "paper", "scale", "50mbit", "speedup", "2", "x"},
+         Exit::usage},
         {{"dcqcn", "set", "dev", "r0", "rp_ai_rate", "5", "rp_ai_rate_kbps", "50"}, Exit::usage},
         {{"dcqcn", "set", "dev", "r0", "rp_min_rate_kbps", "5", "rp_min_rate", "50kbit"},
          Exit::usage},

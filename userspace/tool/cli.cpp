@@ -18,7 +18,7 @@ constexpr std::string_view kOverview =
     "Objects and commands:\n"
     "  rxecc dcqcn show [dev DEV | defaults]\n"
     "  rxecc dcqcn set {dev DEV | defaults} NAME VALUE [NAME VALUE ...]\n"
-    "  rxecc dcqcn profile {dev DEV | defaults} PROFILE [scale RATE]\n"
+    "  rxecc dcqcn profile {dev DEV | defaults} PROFILE [scale RATE [speedup N]]\n"
     "  rxecc stats [show] [dev DEV]\n"
     "  rxecc stats reset dev DEV\n"
     "  rxecc qp [show] [dev DEV]\n"
@@ -40,14 +40,16 @@ constexpr std::string_view kOverview =
 constexpr std::string_view kDcqcnHead =
     "Usage: rxecc dcqcn show [dev DEV | defaults]\n"
     "       rxecc dcqcn set {dev DEV | defaults} NAME VALUE [NAME VALUE ...]\n"
-    "       rxecc dcqcn profile {dev DEV | defaults} PROFILE [scale RATE]\n"
+    "       rxecc dcqcn profile {dev DEV | defaults} PROFILE [scale RATE [speedup N]]\n"
     "\n"
     "show     the DCQCN parameters, priority enables and ECN mode of every device\n"
     "         (or one, or the defaults new devices start with)\n"
     "set      change any number of values in one step: all are applied, or none\n"
     "profile  load a named set of DCQCN values; with scale, mlx5's or the paper's\n"
     "         for a line rate of RATE (times and rates kept in packet times and\n"
-    "         fractions of the line rate: paper scale 50mbit)\n"
+    "         fractions of the line rate: paper scale 50mbit); speedup N runs\n"
+    "         the scaled profile's clocks N times faster (times and the byte\n"
+    "         counter divided by N, 1 to 1024: paper scale 25mbit speedup 16)\n"
     "\n"
     "Values take units: times 300, 300us, 1.5ms; rates 5, 5mbit, 500kbit, 25gbit\n"
     "(a rate that is no whole number of Mbit/s sets the NAME_kbps twin);\n"
@@ -219,7 +221,7 @@ void parse_dcqcn_set(Args& args, Command& cmd) {
     }
 }
 
-// dcqcn profile {dev DEV | defaults} PROFILE [scale RATE]
+// dcqcn profile {dev DEV | defaults} PROFILE [scale RATE [speedup N]]
 void parse_dcqcn_profile(Args& args, Command& cmd) {
     cmd.verb = Verb::dcqcn_profile;
     if (!parse_target(args, cmd, true)) usage("dcqcn profile needs 'dev DEV' or 'defaults'");
@@ -242,7 +244,15 @@ void parse_dcqcn_profile(Args& args, Command& cmd) {
         if (rxecc_dcqcn_profile_kbps(static_cast<rxecc_dcqcn_profile>(prof)) == 0)
             throw Error(Exit::bad_value, "scale: profile '" + cmd.profile +
                                              "' has no reference line rate (mlx5, paper)");
+        if (args.done()) return;
+        const std::string& more = args.next("speedup");
+        if (more != "speedup") usage("dcqcn profile: unknown word '" + more + "' (speedup N)");
+        const Knob speedup{"speedup", Unit::plain, "times", 1, RXECC_SPEEDUP_MAX, -1};
+        cmd.profile_speedup = parse_value(speedup, args.next("a factor for speedup"));
+        if (cmd.profile_speedup == 0 || cmd.profile_speedup > RXECC_SPEEDUP_MAX)
+            throw Error(Exit::bad_value, "speedup: a whole number from 1 to 1024");
     }
+    no_more(args);
 }
 
 void parse_dcqcn(Args& args, Command& cmd) {

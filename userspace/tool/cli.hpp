@@ -66,6 +66,7 @@ struct Command {
     bool dscp2prio_default = false;
     std::string profile;            // dcqcn profile
     uint32_t profile_kbps = 0;      // dcqcn profile ... scale RATE (0: not scaled)
+    uint32_t profile_speedup = 0;   // ... speedup N (0: not given)
     uint32_t interval_ms = 1000;    // monitor
     std::optional<uint32_t> count;  // monitor: stop after this many refreshes
     QdiscSpec qdisc;                // qdisc add/change/replace (netdev also for show, del)

@@ -119,6 +119,7 @@ nl::Message set_request(uint16_t family, const Command& cmd, const std::vector<u
     if (!cmd.defaults) put_dev(msg, cmd.dev);
     if (!cmd.profile.empty()) msg.put_str(RXECC_ATTR_PROFILE, cmd.profile);
     if (cmd.profile_kbps != 0) msg.put_u32(RXECC_ATTR_PROFILE_KBPS, cmd.profile_kbps);
+    if (cmd.profile_speedup != 0) msg.put_u32(RXECC_ATTR_PROFILE_SPEEDUP, cmd.profile_speedup);
     nlattr* nest = nullptr;
     for (const auto& s : cmd.settings) {
         if (s.knob->dcqcn_index < 0) continue;

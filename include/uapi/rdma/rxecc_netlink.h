@@ -112,6 +112,12 @@ enum rxecc_attr {
 	 * (docs/dcqcn.md, "Scaling a profile").
 	 */
 	RXECC_ATTR_PROFILE_KBPS,
+	/*
+	 * u32 (1 up to 1024), set only, with PROFILE_KBPS: run the scaled
+	 * profile's clocks this many times faster than the packet clock, its
+	 * times and byte counter divided by it (docs/dcqcn.md, "Speedup").
+	 */
+	RXECC_ATTR_PROFILE_SPEEDUP,
 
 	__RXECC_ATTR_MAX,
 	RXECC_ATTR_MAX = __RXECC_ATTR_MAX - 1

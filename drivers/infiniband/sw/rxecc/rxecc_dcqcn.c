@@ -305,9 +305,9 @@ static void rxecc_scale_params(struct rxecc_dcqcn_params *q, const char *const *
 }
 
 int rxecc_dcqcn_scale_profile(struct rxecc_dcqcn_params *p, enum rxecc_dcqcn_profile prof,
-			      u64 line_kbps)
+			      u64 line_kbps, u32 speedup)
 {
-	/* times grow by k, rates shrink by k */
+	/* times grow by k / speedup, rates shrink by k, bytes by speedup */
 	static const char *const times[] = {
 		"rp_time_reset", "rp_dce_tcp_rtt", "rp_rate_reduce_monitor_period",
 		"np_min_time_between_cnps", NULL
@@ -316,14 +316,18 @@ int rxecc_dcqcn_scale_profile(struct rxecc_dcqcn_params *p, enum rxecc_dcqcn_pro
 		"rp_ai_rate_kbps", "rp_hai_rate_kbps", "rp_max_rate_kbps",
 		"rp_min_rate_kbps", "rp_rate_to_set_on_first_cnp_kbps", NULL
 	};
+	static const char *const bytes[] = { "rp_byte_reset", NULL };
 	u64 ref = rxecc_dcqcn_profile_kbps(prof);
 	struct rxecc_dcqcn_params q;
 
-	if (!ref || !line_kbps || line_kbps > RXECC_KBPS_MAX)
+	if (!speedup)
+		speedup = 1;
+	if (!ref || !line_kbps || line_kbps > RXECC_KBPS_MAX || speedup > RXECC_SPEEDUP_MAX)
 		return -1;
 	rxecc_dcqcn_load_profile(&q, prof);
-	rxecc_scale_params(&q, times, ref, line_kbps);
+	rxecc_scale_params(&q, times, ref, line_kbps * speedup);
 	rxecc_scale_params(&q, rates, line_kbps, ref);
+	rxecc_scale_params(&q, bytes, 1, speedup);
 	*p = q;
 	return 0;
 }

@@ -100,6 +100,9 @@ u32 rxecc_dcqcn_param_get(const struct rxecc_dcqcn_params *p, unsigned int i);
 int rxecc_dcqcn_param_set(struct rxecc_dcqcn_params *p, unsigned int i, u32 v);
 /* 0 if every parameter is in range, else the index + 1 of the first that is not. */
 unsigned int rxecc_dcqcn_params_check(const struct rxecc_dcqcn_params *p);
+/* The largest speedup rxecc_dcqcn_scale_profile() takes. */
+#define RXECC_SPEEDUP_MAX 1024
+
 /*
  * The profile @prof for a line rate of @line_kbps: the reference's values
  * kept constant in packet times and in fractions of the line rate. Times
@@ -107,12 +110,17 @@ unsigned int rxecc_dcqcn_params_check(const struct rxecc_dcqcn_params *p);
  * np_min_time_between_cnps) grow by k = reference rate / @line_kbps, rates
  * (rp_ai_rate, rp_hai_rate, rp_min_rate, rp_max_rate and
  * rp_rate_to_set_on_first_cnp) shrink by k; byte counts, fractions and
- * gains stay. Each value is rounded to its unit and kept in its range.
- * -1, and @p untouched, if @prof has no reference rate (the lab profile) or
- * @line_kbps is 0.
+ * gains stay. @speedup (1..RXECC_SPEEDUP_MAX; 0 means 1) then runs the
+ * algorithm's clocks that many times faster than the packet clock: the
+ * times and the byte counter (rp_byte_reset) are divided by it, and their
+ * ratios to each other stay, so that a lab at a slow line goes through the
+ * reference's cuts and increases @speedup times sooner.
+ * Each value is rounded to its unit and kept in its range.
+ * -1, and @p untouched, if @prof has no reference rate (the lab profile),
+ * @line_kbps is 0 or @speedup is out of range.
  */
 int rxecc_dcqcn_scale_profile(struct rxecc_dcqcn_params *p, enum rxecc_dcqcn_profile prof,
-			      u64 line_kbps);
+			      u64 line_kbps, u32 speedup);
 /* The line rate the values of profile @prof are for, kbit/s (0: none). */
 u64 rxecc_dcqcn_profile_kbps(enum rxecc_dcqcn_profile prof);
 

@@ -99,6 +99,11 @@ static struct netlink_range_validation rxecc_nl_profile_kbps_range = {
 	.min = 1, .max = 400000000
 };
 
+/* PROFILE_SPEEDUP: 1 up to RXECC_SPEEDUP_MAX */
+static struct netlink_range_validation rxecc_nl_speedup_range = {
+	.min = 1, .max = RXECC_SPEEDUP_MAX
+};
+
 #define RXECC_NL_DEV_POLICY \
 	[RXECC_ATTR_DEV_INDEX] = { .type = NLA_U32 }, \
 	[RXECC_ATTR_DEV_NAME] = { .type = NLA_NUL_STRING, .len = IB_DEVICE_NAME_MAX - 1 }
@@ -120,7 +125,8 @@ static struct netlink_range_validation rxecc_nl_profile_kbps_range = {
 	[RXECC_ATTR_PFC_RX_XOFF] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_link_range), \
 	[RXECC_ATTR_PFC_RX_XON] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_link_range), \
 	[RXECC_ATTR_TX_QLIMIT] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_qlimit_range), \
-	[RXECC_ATTR_PROFILE_KBPS] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_profile_kbps_range)
+	[RXECC_ATTR_PROFILE_KBPS] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_profile_kbps_range), \
+	[RXECC_ATTR_PROFILE_SPEEDUP] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_speedup_range)
 
 static const struct nla_policy rxecc_nl_dev_policy[RXECC_ATTR_DEV_NAME + 1] = {
 	RXECC_NL_DEV_POLICY,
@@ -357,14 +363,24 @@ static struct rxecc_cc_config *rxecc_nl_build(const struct rxecc_cc_config *old,
 		}
 		rxecc_dcqcn_load_profile(&new->dcqcn, prof);
 	}
+	if (attrs[RXECC_ATTR_PROFILE_SPEEDUP] && !attrs[RXECC_ATTR_PROFILE_KBPS]) {
+		NL_SET_ERR_MSG_ATTR(extack, attrs[RXECC_ATTR_PROFILE_SPEEDUP],
+				    "PROFILE_SPEEDUP needs PROFILE_KBPS");
+		goto fail;
+	}
 	if (attrs[RXECC_ATTR_PROFILE_KBPS]) {
+		u32 speedup = 1;
+
 		if (!a) {
 			NL_SET_ERR_MSG_ATTR(extack, attrs[RXECC_ATTR_PROFILE_KBPS],
 					    "PROFILE_KBPS needs PROFILE");
 			goto fail;
 		}
+		if (attrs[RXECC_ATTR_PROFILE_SPEEDUP])
+			speedup = nla_get_u32(attrs[RXECC_ATTR_PROFILE_SPEEDUP]);
 		if (rxecc_dcqcn_scale_profile(&new->dcqcn, prof,
-					      nla_get_u32(attrs[RXECC_ATTR_PROFILE_KBPS]))) {
+					      nla_get_u32(attrs[RXECC_ATTR_PROFILE_KBPS]),
+					      speedup)) {
 			NL_SET_ERR_MSG_ATTR(extack, a,
 					    "PROFILE: only mlx5 and paper can be scaled (lab has no reference rate)");
 			goto fail;
