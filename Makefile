@@ -2,8 +2,10 @@
 #
 #   make deps       install what the build, the guests and the tests need (root)
 #   make            derive the rxe sources, build rdma_rxecc.ko and the userspace side
-#   make check      deps + build + host unit tests + guest selftests; ends with 'N passed, N failed'
-#   make demo       boot a guest and measure bandwidth and latency between rxecc devices
+#   make check      deps + build + host unit tests + static checks (lint) + guest selftests;
+#                   ends with 'N passed, N failed'
+#   make demo       the congestion lab: an incast in four modes, table, plots, checks (docs/lab.md;
+#                   RUNS=N repeats it and reports the spread, CHECK=1 exits 3 on an unmet one)
 #   make bench      rdma_rxecc against stock rdma_rxe in one guest boot (ratios, JSON)
 #   make soak       the congestion workload for SOAK_TIME s (default 600), reports what grew (not in check)
 #   make lint       W=1 + sparse build, checkpatch, clang-format, clang-tidy (also in check)

@@ -9,8 +9,9 @@
 #   ci/demo.sh [OUT]
 # Environment (make demo VAR=...): SCENARIO (a scenario file), SENDERS, RATE,
 # DURATION, PROFILE, MODES, and LAB_<KEY> for any other scenario key
-# (LAB_XOFF=32KiB); CHECK=1 exits 3 when an expectation is not met;
-# docs/lab.md.
+# (LAB_XOFF=32KiB); RUNS=N boots N times, each run's report in
+# OUT/lab/run-K and the spread over them in OUT/lab/spread.md; CHECK=1 exits
+# 3 when an expectation is not met (with RUNS, in any run); docs/lab.md.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$(realpath -m "${1:-$top/out}")/lab
@@ -34,37 +35,74 @@ command -v gnuplot >/dev/null || { echo "demo: gnuplot is not installed (make de
 
 modes=$(python3 -c 'import json,sys; print(" ".join(m["name"] for m in json.load(open(sys.argv[1]))["modes"]))' \
 	"$work/scenario.json")
+runs=${RUNS:-1}
+[[ $runs =~ ^[1-9][0-9]?$ ]] || { echo "demo: RUNS '$runs': a number of runs from 1 to 99" >&2; exit 2; }
 echo "demo: booting one guest (QEMU TCG, 2 vCPUs); modes: $modes; scenario $scenario${overrides[*]:+ (${overrides[*]})}"
-start=$SECONDS
-rm -f "$run/output.txt"		# not the last run's progress
-"$top/ci/vm.sh" --name demo --smp 2 --timeout 900 --quiet -- "$top/ci/guest/lab.sh" "$work/scenario.sh" &
-pid=$!
-# Progress: the guest's "lab:" lines as they come.
-tail -n +1 -F --pid=$pid "$run/output.txt" 2>/dev/null | grep --line-buffered '^lab:' &
-wait $pid
-rc=$?
-sleep 0.5
-if [ $rc -ne 0 ]; then
-	echo "demo: the guest run failed (exit $rc; logs in build/vm/runs/demo/g0)" >&2
-	[ -d "$run/lab" ] || exit 1
-	echo "demo: reporting what was recorded" >&2
-fi
 rm -rf "$out"
 mkdir -p "$out"
-cp -r "$run/lab" "$out/raw"
-cp "$work/scenario.json" "$out/"
-echo
-python3 "$top/ci/lab/lab.py" report "$out/raw" "$out/scenario.json" "$out" || exit 1
-echo "demo: $((SECONDS - start)) s"
-# CHECK=1: the lab's own regression check, exit 3 when an expectation fails
-if [ "${CHECK:-0}" = 1 ] && [ $rc -eq 0 ]; then
-	failed=$(python3 -c 'import json, sys
-print("; ".join(c["check"] for c in json.load(open(sys.argv[1]))["checks"] if not c["met"]))' \
-		"$out/report.json") || exit 1
-	if [ -n "$failed" ]; then
-		echo "demo: expectations not met: $failed" >&2
-		exit 3
+
+# one_run DIR: one guest boot running every mode, its report in DIR (DIR/raw:
+# what the guest recorded). Exit status: the guest's (0 ok) or the report's.
+one_run() {
+	local dir=$1 pid rc start=$SECONDS
+	rm -f "$run/output.txt"		# not the last run's progress
+	"$top/ci/vm.sh" --name demo --smp 2 --timeout 900 --quiet -- "$top/ci/guest/lab.sh" "$work/scenario.sh" &
+	pid=$!
+	# Progress: the guest's "lab:" lines as they come.
+	tail -n +1 -F --pid=$pid "$run/output.txt" 2>/dev/null | grep --line-buffered '^lab:' &
+	wait $pid
+	rc=$?
+	sleep 0.5
+	if [ $rc -ne 0 ]; then
+		echo "demo: the guest run failed (exit $rc; logs in build/vm/runs/demo/g0)" >&2
+		[ -d "$run/lab" ] || return 1
+		echo "demo: reporting what was recorded" >&2
 	fi
-	echo "demo: every expectation met"
+	mkdir -p "$dir"
+	cp -r "$run/lab" "$dir/raw"
+	cp "$work/scenario.json" "$dir/"
+	echo
+	python3 "$top/ci/lab/lab.py" report "$dir/raw" "$dir/scenario.json" "$dir" || return 1
+	echo "demo: $((SECONDS - start)) s"
+	return $rc
+}
+
+# unmet DIR: the expectations DIR's report did not meet, '; ' between them.
+unmet() {
+	python3 -c 'import json, sys
+print("; ".join(c["check"] for c in json.load(open(sys.argv[1]))["checks"] if not c["met"]))' \
+		"$1/report.json"
+}
+
+if [ "$runs" -eq 1 ]; then
+	one_run "$out"
+	rc=$?
+	# CHECK=1: the lab's own regression check, exit 3 when an expectation fails
+	if [ "${CHECK:-0}" = 1 ] && [ $rc -eq 0 ]; then
+		failed=$(unmet "$out") || exit 1
+		if [ -n "$failed" ]; then
+			echo "demo: expectations not met: $failed" >&2
+			exit 3
+		fi
+		echo "demo: every expectation met"
+	fi
+	exit $rc
 fi
-exit $rc
+
+# RUNS=N: N boots, each report in OUT/lab/run-K, then the spread over them
+# (OUT/lab/spread.md); with CHECK=1, exit 3 unless every run met every one.
+reports=()
+for k in $(seq "$runs"); do
+	echo "demo: run $k of $runs"
+	one_run "$out/run-$k" || { echo "demo: run $k failed" >&2; exit 1; }
+	reports+=("$out/run-$k/report.json")
+done
+echo
+python3 "$top/ci/lab/lab.py" spread "$out/spread.md" "${reports[@]}"
+rc=$?
+[ $rc -le 3 ] || exit 1
+if [ "${CHECK:-0}" = 1 ] && [ $rc -eq 3 ]; then
+	echo "demo: expectations not met in every run (OUT/lab/spread.md)" >&2
+	exit 3
+fi
+exit 0

@@ -38,6 +38,24 @@ mkdir -p "$LAB_OUT"
 modules_unload >/dev/null 2>&1
 rxecc_load && pfc_load || exit 1
 mountpoint -q $TR || mount -t tracefs none $TR || exit 1
+# The tracepoints are switched on once, here, before any traffic, and each
+# mode only starts and stops the recording (tracing_on). Switching an event
+# on or off patches the kernel's code (static calls, text_poke_bp); under
+# TCG a vCPU busy in the patched code can keep the other waiting in its
+# IPI for ever (a soft lockup in text_poke_bp_batch, seen in this lab). For
+# the same reason no comm recording: it would hook the scheduler's
+# tracepoints, patched the same way.
+trace_setup() {
+	echo 0 >$TR/tracing_on &&
+		echo 0 >$TR/options/record-cmd &&
+		echo mono >$TR/trace_clock &&
+		echo 16384 >$TR/buffer_size_kb &&
+		echo 1 >$TR/events/rxecc/rxecc_rate/enable &&
+		# the bottleneck's queue of the RoCE priority after every packet
+		echo "prio == $PRIO" >$TR/events/sch_pfc/pfc_queue/filter &&
+		echo 1 >$TR/events/sch_pfc/pfc_queue/enable
+}
+trace_setup || exit 1
 fabric_init
 hosts="1 $SENDER_HOSTS"
 [ "$PROBE" = 1 ] && hosts+=" $PROBE_HOST"
@@ -176,14 +194,7 @@ run_mode() {
 	done
 	fabric_sw timeout $((DURATION + 90)) dumpcap -q -P -i swp1 -s 80 -w "$dir/swp1.pcap" >/dev/null 2>&1 &
 	cap=$!
-	echo 0 >$TR/tracing_on
-	echo mono >$TR/trace_clock
-	echo 16384 >$TR/buffer_size_kb
 	echo >$TR/trace
-	echo 1 >$TR/events/rxecc/rxecc_rate/enable
-	# the bottleneck's queue of the RoCE priority after every packet
-	echo "prio == $PRIO" >$TR/events/sch_pfc/pfc_queue/filter
-	echo 1 >$TR/events/sch_pfc/pfc_queue/enable
 	echo 1 >$TR/tracing_on
 	if [ "$PROBE" = 1 ]; then
 		probe_start "$dir" || { say "$m: the probe did not start (see $m/probe-server.err)"; rc=1; }
@@ -211,8 +222,7 @@ run_mode() {
 	if [ "$PROBE" = 1 ]; then
 		probe_stop "$dir" || { say "$m: the probe failed (see $m/probe.err)"; rc=1; }
 	fi
-	echo 0 >$TR/events/rxecc/rxecc_rate/enable
-	echo 0 >$TR/events/sch_pfc/pfc_queue/enable
+	echo 0 >$TR/tracing_on
 	cp $TR/trace "$dir/trace.txt"
 	grep -q 'entries-in-buffer/entries-written: \([0-9]*\)/\1 ' $TR/trace ||
 		say "$m: the trace buffer overflowed: $(grep -m1 entries-in-buffer $TR/trace)"

@@ -189,13 +189,13 @@ class Report(unittest.TestCase):
 
     def test_numbers_checks_and_files(self):
         with tempfile.TemporaryDirectory() as raw, tempfile.TemporaryDirectory() as out:
-            sc = scenario("senders = 2\nrate = 50mbit\nmodes = pfc dcqcn+pfc\nlink = 1gbit\n")
+            sc = scenario("senders = 2\nrate = 50mbit\nmodes = pfc dcqcn+pfc\nlink = 1gbit\nkmin = 5KB\n")
             sc_path = os.path.join(raw, "scenario.json")
             with open(sc_path, "w", encoding="utf-8") as f:
                 json.dump(sc, f)
             # one-way latencies in us
             self.make_mode(raw, "pfc", 0, 30, 10, [1200.0] * 990 + [5000.0] * 10)
-            self.make_mode(raw, "dcqcn+pfc", 0, 3, 2, [100.0] * 1000)
+            self.make_mode(raw, "dcqcn+pfc", 0, 2, 2, [100.0] * 1000)
             with open(os.devnull, "w", encoding="utf-8") as null:
                 saved, sys.stdout = sys.stdout, null
                 try:
@@ -226,12 +226,15 @@ class Report(unittest.TestCase):
             self.assertEqual(both["rc"]["fair_mbps"], 25.0)
             self.assertEqual(both["queue_mean_kb"], 6.0)
             checks = {c["check"]: c["met"] for c in rep["checks"]}
-            self.assertEqual(len(checks), 5)
+            self.assertEqual(len(checks), 7)
             self.assertFalse(checks["DCQCN + PFC: every sender's DCQCN rate within ±30 % of its fair share "
                                     "(25 Mbit/s) 70 % of the time or more"])
-            self.assertTrue(checks["DCQCN + PFC: Jain index 0.9 or more"])   # 0.900: inclusive
-            self.assertTrue(checks["DCQCN + PFC: fewer PFC frames than PFC only"])
-            self.assertTrue(checks["DCQCN + PFC: lower probe p99 than PFC only"])
+            self.assertFalse(checks["DCQCN + PFC: goodput 90 % of the port or more"])   # 24.6 of 50
+            self.assertTrue(checks["DCQCN + PFC: mean queue between Kmin and Kmax (5-40 KB)"])   # 6.0
+            self.assertFalse(checks["DCQCN + PFC: Jain index 0.95 or more"])   # 0.900
+            self.assertTrue(checks["DCQCN + PFC: no switch drop"])
+            self.assertTrue(checks["DCQCN + PFC: PFC frames 1/10 of PFC only's or fewer"])   # 4 vs 40: inclusive
+            self.assertTrue(checks["DCQCN + PFC: probe p99 1/5 of PFC only's or lower"])   # 100 vs 1200 us
             for png in ["pfc-rates.png", "pfc-queue.png", "pfc-latency.png", "queue.png", "latency.png"]:
                 with open(os.path.join(out, png), "rb") as f:
                     self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", png)
@@ -239,6 +242,21 @@ class Report(unittest.TestCase):
                 md = f.read()
             self.assertIn("| dcqcn+pfc |", md)
             self.assertIn("![latency.png](latency.png)", md)
+
+    def test_spread_over_runs(self):
+        def rep(goodput, jain, met):
+            return {"modes": [{"name": "dcqcn", "goodput_pct": goodput, "jain": jain, "probe": None,
+                               "rc": {"senders": {"h2": {"in_band_pct": goodput - 10},
+                                                  "h3": {"in_band_pct": goodput}}}}],
+                    "checks": [{"check": "a", "met": True}, {"check": "b", "met": met}]}
+        text, every = lab.spread([rep(80, 0.9, True), rep(90, 1.0, False), rep(85, 0.95, True)])
+        self.assertFalse(every)
+        self.assertIn("Spread over 3 runs", text)
+        # goodput, Jain, queue (none), drops (none), PFC frames (0), probe (none), worst sender
+        self.assertIn("| dcqcn | 85 (80-90) | 0.95 (0.9-1) | - | - | 0 (0-0) | - | 75 (70-80) |", text)
+        self.assertIn("| a | 3 of 3 |", text)
+        self.assertIn("| b | 2 of 3 |", text)
+        self.assertTrue(lab.spread([rep(80, 0.9, True)])[1])
 
     def test_rate_stats_against_the_fair_share(self):
         # h2 at 25 Mbit/s (the fair share) for 4 of the 8 settled seconds,
