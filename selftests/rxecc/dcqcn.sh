@@ -79,6 +79,10 @@ done
 mountpoint -q /sys/kernel/tracing || mount -t tracefs none /sys/kernel/tracing
 TR=/sys/kernel/tracing
 echo 16384 > $TR/buffer_size_kb
+# No comm recording: it hooks the scheduler's tracepoints, and patching the
+# scheduler's code while the other vCPU runs it can soft-lock a TCG guest in
+# text_poke_bp (seen in the lab, ci/guest/lab.sh).
+echo 0 > $TR/options/record-cmd
 echo 1 > $TR/events/rxecc/enable || { ktap_fail "rxecc tracepoints"; ktap_finished; }
 
 COUNTERS="1:np_cnp_sent 1:np_ecn_marked_roce_packets 1:rcvd_pkts 1:duplicate_request 2:rp_cnp_handled \
