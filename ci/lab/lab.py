@@ -572,39 +572,52 @@ def checks(results, sc):
     of the probe's p99."""
     out = []
     kmin, kmax = to_bytes(sc["kmin"]) / 1000, to_bytes(sc["kmax"]) / 1000
+    band = (f"every sender's DCQCN rate within ±{round(100 * FAIR_BAND)} % of its fair share "
+            f"({sc['rate'] / sc['senders']:g} Mbit/s) {TARGET_IN_BAND_PCT} % of the time or more")
     for r in results:
+        if not r.get("dcqcn"):
+            continue
         rc = r.get("rc")
         if not rc or not rc["senders"]:
-            continue
-        worst = min(p["in_band_pct"] for p in rc["senders"].values())
-        out.append((f"{r['label']}: every sender's DCQCN rate within ±{rc['band_pct']} % of its fair "
-                    f"share ({rc['fair_mbps']:g} Mbit/s) {TARGET_IN_BAND_PCT} % of the time or more",
-                    worst >= TARGET_IN_BAND_PCT,
-                    "; ".join(f"{h} {p['in_band_pct']:g} % (median {p['median_mbps']:g} Mbit/s)"
-                              for h, p in rc["senders"].items())
-                    + f"; their Rc summed {rc['sum_mean_mbps']:g} Mbit/s on average, goodput "
-                    f"{r['goodput_mbps']:g}"))
+            # no rate trace, or a load window too short: not met, not left out
+            out.append((f"{r['label']}: {band}", False, "no DCQCN rate recorded in the load's window"))
+        else:
+            worst = min(p["in_band_pct"] for p in rc["senders"].values())
+            out.append((f"{r['label']}: {band}", worst >= TARGET_IN_BAND_PCT,
+                        "; ".join(f"{h} {p['in_band_pct']:g} % (median {p['median_mbps']:g} Mbit/s)"
+                                  for h, p in rc["senders"].items())
+                        + f"; their Rc summed {rc['sum_mean_mbps']:g} Mbit/s on average, goodput "
+                        f"{r['goodput_mbps']:g}"))
         out.append((f"{r['label']}: goodput {TARGET_GOODPUT_PCT} % of the port or more",
                     r["goodput_pct"] >= TARGET_GOODPUT_PCT, f"{r['goodput_pct']:g} %"))
         q = r.get("queue_mean_kb")
         out.append((f"{r['label']}: mean queue between Kmin and Kmax ({kmin:g}-{kmax:g} KB)",
-                    q is not None and kmin <= q <= kmax, f"{q} KB"))
+                    q is not None and kmin <= q <= kmax,
+                    f"{q} KB" if q is not None else "no complete queue trace"))
         out.append((f"{r['label']}: Jain index {TARGET_JAIN:g} or more", r["jain"] >= TARGET_JAIN,
                     f"{r['jain']:.2f}"))
     by = {r["name"]: r for r in results}
     both, pfc = by.get("dcqcn+pfc"), by.get("pfc")
     if not both or not pfc:
         return out
-    frames = both.get("pfc_xoff", 0) + both.get("pfc_xon", 0)
-    frames_pfc = pfc.get("pfc_xoff", 0) + pfc.get("pfc_xon", 0)
-    out += [("DCQCN + PFC: no switch drop", both.get("switch_drops") == 0,
-             f"{both.get('switch_drops')} drops"),
-            (f"DCQCN + PFC: PFC frames 1/{TARGET_PFC_FRAMES} of PFC only's or fewer",
-             frames * TARGET_PFC_FRAMES <= frames_pfc, f"{frames} vs {frames_pfc}")]
-    if both["probe"] and pfc["probe"] and both["probe"]["p99_us"] and pfc["probe"]["p99_us"]:
-        a, b = both["probe"]["p99_us"], pfc["probe"]["p99_us"]
-        out.append((f"DCQCN + PFC: probe p99 1/{TARGET_PROBE_P99} of PFC only's or lower",
-                    a * TARGET_PROBE_P99 <= b, f"{a:.0f} vs {b:.0f} us ({100 * a / b:.0f} %)"))
+    out.append(("DCQCN + PFC: no switch drop", both.get("switch_drops") == 0,
+                f"{both.get('switch_drops')} drops"))
+    frames_text = f"DCQCN + PFC: PFC frames 1/{TARGET_PFC_FRAMES} of PFC only's or fewer"
+    if all(k in m for m in (both, pfc) for k in ("pfc_xoff", "pfc_xon")):
+        frames = both["pfc_xoff"] + both["pfc_xon"]
+        frames_pfc = pfc["pfc_xoff"] + pfc["pfc_xon"]
+        # PFC only that paused nothing is no comparison
+        out.append((frames_text, frames_pfc > 0 and frames * TARGET_PFC_FRAMES <= frames_pfc,
+                    f"{frames} vs {frames_pfc}"))
+    else:
+        out.append((frames_text, False, "no qdisc counters"))
+    if sc["probe"]:
+        text = f"DCQCN + PFC: probe p99 1/{TARGET_PROBE_P99} of PFC only's or lower"
+        a, b = ((both.get("probe") or {}).get("p99_us"), (pfc.get("probe") or {}).get("p99_us"))
+        if a and b:
+            out.append((text, a * TARGET_PROBE_P99 <= b, f"{a:.0f} vs {b:.0f} us ({100 * a / b:.0f} %)"))
+        else:
+            out.append((text, False, "no probe p99 in one of the modes"))
     return out
 
 
@@ -772,7 +785,8 @@ def spread(reports):
     minimum and maximum over the runs; per expectation how many runs met it.
     Returns (markdown text, every expectation met in every run)."""
     n = len(reports)
-    modes = [r["name"] for r in reports[0]["modes"]]
+    # every mode and expectation of any run, in the order they first appear
+    modes = list(dict.fromkeys(m["name"] for rep in reports for m in rep["modes"]))
     lines = [f"Spread over {n} runs: median (min-max) of each figure.", "",
              "| mode | " + " | ".join(f for f, _ in SPREAD_FIGURES) + " |",
              "|---|" + "---|" * len(SPREAD_FIGURES)]
@@ -788,7 +802,7 @@ def spread(reports):
             cells.append(f"{med:.4g} ({v[0]:.4g}-{v[-1]:.4g})")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines += ["", "| expectation | runs that met it |", "|---|---|"]
-    names = [c["check"] for c in reports[0]["checks"]]
+    names = list(dict.fromkeys(c["check"] for rep in reports for c in rep["checks"]))
     every = True
     for c in names:
         met = sum(1 for rep in reports for k in rep["checks"] if k["check"] == c and k["met"])

@@ -258,6 +258,34 @@ class Report(unittest.TestCase):
         self.assertIn("| b | 2 of 3 |", text)
         self.assertTrue(lab.spread([rep(80, 0.9, True)])[1])
 
+    def test_checks_count_missing_data_as_unmet(self):
+        sc = lab.read_scenario(None, [])
+        both = {"name": "dcqcn+pfc", "label": "DCQCN + PFC", "dcqcn": True, "rc": None,
+                "goodput_pct": 95.0, "goodput_mbps": 23.8, "jain": 1.0, "queue_mean_kb": None,
+                "switch_drops": 0, "pfc_xoff": 0, "pfc_xon": 0, "probe": None}
+        pfc = {"name": "pfc", "label": "PFC only", "dcqcn": False, "goodput_pct": 94.0, "jain": 1.0,
+               "switch_drops": 0, "pfc_xoff": 0, "pfc_xon": 0, "probe": {"p99_us": 5000.0}}
+        got = {c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}
+        band = ("DCQCN + PFC: every sender's DCQCN rate within ±30 % of its fair share (8.33333 Mbit/s) "
+                "70 % of the time or more")
+        self.assertEqual(got[band], (False, "no DCQCN rate recorded in the load's window"))
+        self.assertEqual(got["DCQCN + PFC: mean queue between Kmin and Kmax (10-40 KB)"],
+                         (False, "no complete queue trace"))
+        self.assertFalse(got["DCQCN + PFC: PFC frames 1/10 of PFC only's or fewer"][0])   # 0 vs 0
+        self.assertEqual(got["DCQCN + PFC: probe p99 1/5 of PFC only's or lower"],
+                         (False, "no probe p99 in one of the modes"))
+        self.assertTrue(got["DCQCN + PFC: goodput 90 % of the port or more"][0])
+        self.assertNotIn("PFC only: goodput 90 % of the port or more", got)   # not a DCQCN mode
+
+    def test_spread_counts_a_check_missing_from_a_run_as_unmet(self):
+        first = {"modes": [{"name": "pfc"}], "checks": [{"check": "a", "met": True}]}
+        second = {"modes": [{"name": "pfc"}, {"name": "x"}],
+                  "checks": [{"check": "a", "met": True}, {"check": "b", "met": False}]}
+        text, every = lab.spread([first, second])
+        self.assertFalse(every)
+        self.assertIn("| b | 0 of 2 |", text)
+        self.assertIn("| x |", text)
+
     def test_rate_stats_against_the_fair_share(self):
         # h2 at 25 Mbit/s (the fair share) for 4 of the 8 settled seconds,
         # then 40; h3 never limited: at the line rate of 100

@@ -32,17 +32,18 @@ small_module_tree() {
 		IFS=, read -ra d <<<"$(modinfo -F depends "$f")"
 		mods+=("${d[@]}")
 	done
-	mkdir -p "$MODTREE" &&
+	rm -rf "$MODTREE" && mkdir -p "$MODTREE" &&
 		cp "$src"/modules.order "$src"/modules.builtin "$src"/modules.builtin.modinfo "$MODTREE"/ || return 1
 	# (no process substitution: the guest has no /dev/fd)
 	for f in $(modprobe --show-depends -a "${mods[@]}" | awk '$1 == "insmod" { print $2 }' | sort -u); do
 		install -D -m 644 "$f" "$MODTREE/${f#"$src"/}" || return 1
 	done
 	ktap_diag "module tree for the test: $(find "$MODTREE" -name "*.ko*" | wc -l) modules"
-	mount --bind "$MODTREE" "$src" && depmod "$KV"
+	mount --bind "$MODTREE" "$src" || return 1
+	trap 'umount "/lib/modules/$KV" 2>/dev/null' EXIT
+	depmod "$KV"
 }
 small_module_tree || ktap_exit_skip "cannot build the test's module tree"
-trap 'umount "/lib/modules/$KV" 2>/dev/null' EXIT
 
 t0=$SECONDS
 ktap_result "make install" make -C "$RXECC_TOP" --no-print-directory install KVER="$KV" \

@@ -116,8 +116,10 @@ unsigned int rxecc_dcqcn_params_check(const struct rxecc_dcqcn_params *p);
  * ratios to each other stay, so that a lab at a slow line goes through the
  * reference's cuts and increases @speedup times sooner.
  * Each value is rounded to its unit and kept in its range.
- * -1, and @p untouched, if @prof has no reference rate (the lab profile),
- * @line_kbps is 0 or @speedup is out of range.
+ * Near the ends of a time's range the rounding and clamping break those
+ * ratios. -1, and @p untouched, if @prof has no reference rate (the lab
+ * profile), @line_kbps is 0 or above 400 Gbit/s, or @speedup is above
+ * RXECC_SPEEDUP_MAX.
  */
 int rxecc_dcqcn_scale_profile(struct rxecc_dcqcn_params *p, enum rxecc_dcqcn_profile prof,
 			      u64 line_kbps, u32 speedup);

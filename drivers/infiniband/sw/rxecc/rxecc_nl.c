@@ -382,7 +382,7 @@ static struct rxecc_cc_config *rxecc_nl_build(const struct rxecc_cc_config *old,
 					      nla_get_u32(attrs[RXECC_ATTR_PROFILE_KBPS]),
 					      speedup)) {
 			NL_SET_ERR_MSG_ATTR(extack, a,
-					    "PROFILE: only mlx5 and paper can be scaled (lab has no reference rate)");
+					    "PROFILE: cannot be scaled (only mlx5 and paper have a reference rate)");
 			goto fail;
 		}
 	}
