@@ -798,8 +798,9 @@ def spread(reports):
             if not v:
                 cells.append("-")
                 continue
-            med = statistics.median(v)
-            cells.append(f"{med:.4g} ({v[0]:.4g}-{v[-1]:.4g})")
+            def num(x):
+                return f"{x:.4g}" if abs(x) < 10000 else f"{x:.0f}"
+            cells.append(f"{num(statistics.median(v))} ({num(v[0])}-{num(v[-1])})")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines += ["", "| expectation | runs that met it |", "|---|---|"]
     names = list(dict.fromkeys(c["check"] for rep in reports for c in rep["checks"]))
