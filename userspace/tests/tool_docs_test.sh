@@ -60,6 +60,10 @@ completion)
 	expect "help profile set show" rxecc dcqcn ""
 	expect "defaults dev" rxecc dcqcn set ""
 	expect "lab mlx5 paper" rxecc dcqcn profile defaults ""
+	expect "lab mlx5 paper" rxecc dcqcn profile dev x0 ""
+	expect "scale" rxecc dcqcn profile dev x0 paper ""
+	expect "speedup" rxecc dcqcn profile defaults paper scale 25mbit ""
+	expect "" rxecc dcqcn profile defaults paper scale ""
 	expect "ect0 ect1" rxecc dcqcn set dev r0 ecn ect
 	expect "all" rxecc dcqcn set defaults rp_enable a
 	expect "rp_gd" rxecc dcqcn set dev r0 rp_g
