@@ -573,7 +573,7 @@ def checks(results, sc):
     out = []
     kmin, kmax = to_bytes(sc["kmin"]) / 1000, to_bytes(sc["kmax"]) / 1000
     band = (f"every sender's DCQCN rate within ±{round(100 * FAIR_BAND)} % of its fair share "
-            f"({sc['rate'] / sc['senders']:g} Mbit/s) {TARGET_IN_BAND_PCT} % of the time or more")
+            f"({round(sc['rate'] / sc['senders'], 2):g} Mbit/s) {TARGET_IN_BAND_PCT} % of the time or more")
     for r in results:
         if not r.get("dcqcn"):
             continue

@@ -266,7 +266,7 @@ class Report(unittest.TestCase):
         pfc = {"name": "pfc", "label": "PFC only", "dcqcn": False, "goodput_pct": 94.0, "jain": 1.0,
                "switch_drops": 0, "pfc_xoff": 0, "pfc_xon": 0, "probe": {"p99_us": 5000.0}}
         got = {c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}
-        band = ("DCQCN + PFC: every sender's DCQCN rate within ±30 % of its fair share (8.33333 Mbit/s) "
+        band = ("DCQCN + PFC: every sender's DCQCN rate within ±30 % of its fair share (8.33 Mbit/s) "
                 "70 % of the time or more")
         self.assertEqual(got[band], (False, "no DCQCN rate recorded in the load's window"))
         self.assertEqual(got["DCQCN + PFC: mean queue between Kmin and Kmax (10-40 KB)"],
