@@ -501,9 +501,13 @@ def analyse(raw, sc, mode):
     if None not in window and r["trace_complete"]:
         mean = step_mean(q, window[0] + SETTLE_S, window[1])
         r["queue_mean_kb"] = round(mean / 1000, 1) if mean is not None and q else None
-    if mode["dcqcn"] and None not in window:
-        r["rc"] = rate_stats(rate_series(os.path.join(d, "trace.txt")), list(senders.values()),
-                             window, sc["link"], sc["rate"] / sc["senders"])
+    if mode["dcqcn"] and None not in window and r["trace_complete"]:
+        series = rate_series(os.path.join(d, "trace.txt"))
+        # Without a single rate event of a sender the trace says nothing
+        # (it would read as every sender at the line rate throughout).
+        if any(dev in senders.values() for dev, _ in series):
+            r["rc"] = rate_stats(series, list(senders.values()), window, sc["link"],
+                                 sc["rate"] / sc["senders"])
     timed = probe_samples(d)
     s = sorted(v for _, v in timed)
     # p99.9 of fewer than 1000 pings would be the maximum: not given
@@ -580,7 +584,7 @@ def checks(results, sc):
         rc = r.get("rc")
         if not rc or not rc["senders"]:
             # no rate trace, or a load window too short: not met, not left out
-            out.append((f"{r['label']}: {band}", False, "no DCQCN rate recorded in the load's window"))
+            out.append((f"{r['label']}: {band}", False, "no complete DCQCN rate trace of the load's window"))
         else:
             worst = min(p["in_band_pct"] for p in rc["senders"].values())
             out.append((f"{r['label']}: {band}", worst >= TARGET_IN_BAND_PCT,
@@ -600,8 +604,9 @@ def checks(results, sc):
     both, pfc = by.get("dcqcn+pfc"), by.get("pfc")
     if not both or not pfc:
         return out
-    out.append(("DCQCN + PFC: no switch drop", both.get("switch_drops") == 0,
-                f"{both.get('switch_drops')} drops"))
+    drops = both.get("switch_drops")
+    out.append(("DCQCN + PFC: no switch drop", drops == 0,
+                f"{drops} drops" if drops is not None else "no qdisc counters"))
     frames_text = f"DCQCN + PFC: PFC frames 1/{TARGET_PFC_FRAMES} of PFC only's or fewer"
     if all(k in m for m in (both, pfc) for k in ("pfc_xoff", "pfc_xon")):
         frames = both["pfc_xoff"] + both["pfc_xon"]
@@ -772,7 +777,7 @@ SPREAD_FIGURES = [
     ("Jain", lambda r: r.get("jain")),
     ("queue KB (mean)", lambda r: r.get("queue_mean_kb")),
     ("switch drops", lambda r: r.get("switch_drops")),
-    ("PFC frames", lambda r: r.get("pfc_xoff", 0) + r.get("pfc_xon", 0)),
+    ("PFC frames", lambda r: r["pfc_xoff"] + r["pfc_xon"] if "pfc_xoff" in r and "pfc_xon" in r else None),
     ("probe p99 us", lambda r: (r.get("probe") or {}).get("p99_us")),
     ("worst sender's Rc in band %",
      lambda r: min(p["in_band_pct"] for p in r["rc"]["senders"].values())

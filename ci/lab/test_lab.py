@@ -253,7 +253,7 @@ class Report(unittest.TestCase):
         self.assertFalse(every)
         self.assertIn("Spread over 3 runs", text)
         # goodput, Jain, queue (none), drops (none), PFC frames (0), probe (none), worst sender
-        self.assertIn("| dcqcn | 85 (80-90) | 0.95 (0.9-1) | - | - | 0 (0-0) | - | 75 (70-80) |", text)
+        self.assertIn("| dcqcn | 85 (80-90) | 0.95 (0.9-1) | - | - | - | - | 75 (70-80) |", text)
         self.assertIn("| a | 3 of 3 |", text)
         self.assertIn("| b | 2 of 3 |", text)
         self.assertTrue(lab.spread([rep(80, 0.9, True)])[1])
@@ -268,7 +268,7 @@ class Report(unittest.TestCase):
         got = {c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}
         band = ("DCQCN + PFC: every sender's DCQCN rate within ±30 % of its fair share (8.33 Mbit/s) "
                 "70 % of the time or more")
-        self.assertEqual(got[band], (False, "no DCQCN rate recorded in the load's window"))
+        self.assertEqual(got[band], (False, "no complete DCQCN rate trace of the load's window"))
         self.assertEqual(got["DCQCN + PFC: mean queue between Kmin and Kmax (10-40 KB)"],
                          (False, "no complete queue trace"))
         self.assertFalse(got["DCQCN + PFC: PFC frames 1/10 of PFC only's or fewer"][0])   # 0 vs 0
@@ -279,12 +279,22 @@ class Report(unittest.TestCase):
 
     def test_spread_counts_a_check_missing_from_a_run_as_unmet(self):
         first = {"modes": [{"name": "pfc"}], "checks": [{"check": "a", "met": True}]}
-        second = {"modes": [{"name": "pfc"}, {"name": "x"}],
-                  "checks": [{"check": "a", "met": True}, {"check": "b", "met": False}]}
+        second = {"modes": [{"name": "pfc", "probe": {"p99_us": 123456.7}}, {"name": "x"}],
+                  "checks": [{"check": "a", "met": True}, {"check": "b", "met": True}]}
         text, every = lab.spread([first, second])
-        self.assertFalse(every)
-        self.assertIn("| b | 0 of 2 |", text)
+        self.assertFalse(every)   # b met where it was checked, missing from the first run
+        self.assertIn("| b | 1 of 2 |", text)
         self.assertIn("| x |", text)
+        self.assertIn("| 123457 (123457-123457) |", text)   # large numbers printed whole
+
+    def test_checks_without_probe_or_counters(self):
+        sc = lab.read_scenario(None, ["probe=off"])
+        both = {"name": "dcqcn+pfc", "label": "DCQCN + PFC", "dcqcn": False, "probe": None}
+        pfc = {"name": "pfc", "label": "PFC only", "dcqcn": False, "probe": None}
+        got = {c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}
+        self.assertEqual(got["DCQCN + PFC: PFC frames 1/10 of PFC only's or fewer"], (False, "no qdisc counters"))
+        self.assertEqual(got["DCQCN + PFC: no switch drop"], (False, "no qdisc counters"))
+        self.assertFalse(any("probe" in c for c in got))
 
     def test_rate_stats_against_the_fair_share(self):
         # h2 at 25 Mbit/s (the fair share) for 4 of the 8 settled seconds,

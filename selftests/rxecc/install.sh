@@ -32,7 +32,10 @@ small_module_tree() {
 		IFS=, read -ra d <<<"$(modinfo -F depends "$f")"
 		mods+=("${d[@]}")
 	done
-	rm -rf "$MODTREE" && mkdir -p "$MODTREE" &&
+	# A tree of ours left mounted by an earlier run of this boot hides the
+	# real one (which may itself be a mount: the debug kernel's modules).
+	[ ! -e "$src/.rxecc-test-tree" ] || umount "$src" || return 1
+	rm -rf "$MODTREE" && mkdir -p "$MODTREE" && touch "$MODTREE/.rxecc-test-tree" &&
 		cp "$src"/modules.order "$src"/modules.builtin "$src"/modules.builtin.modinfo "$MODTREE"/ || return 1
 	# (no process substitution: the guest has no /dev/fd)
 	for f in $(modprobe --show-depends -a "${mods[@]}" | awk '$1 == "insmod" { print $2 }' | sort -u); do

@@ -63,6 +63,7 @@ completion)
 	expect "lab mlx5 paper" rxecc dcqcn profile dev x0 ""
 	expect "scale" rxecc dcqcn profile dev x0 paper ""
 	expect "speedup" rxecc dcqcn profile defaults paper scale 25mbit ""
+	expect "scale" rxecc -j dcqcn profile dev x0 paper ""
 	expect "" rxecc dcqcn profile defaults paper scale ""
 	expect "ect0 ect1" rxecc dcqcn set dev r0 ecn ect
 	expect "all" rxecc dcqcn set defaults rp_enable a
