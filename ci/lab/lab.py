@@ -785,6 +785,11 @@ SPREAD_FIGURES = [
 ]
 
 
+def spread_num(x):
+    """A figure of the spread table: 4 significant digits, large ones whole."""
+    return f"{x:.4g}" if abs(x) < 10000 else f"{x:.0f}"
+
+
 def spread(reports):
     """Several runs' report.json, loaded: per mode and figure the median,
     minimum and maximum over the runs; per expectation how many runs met it.
@@ -803,9 +808,7 @@ def spread(reports):
             if not v:
                 cells.append("-")
                 continue
-            def num(x):
-                return f"{x:.4g}" if abs(x) < 10000 else f"{x:.0f}"
-            cells.append(f"{num(statistics.median(v))} ({num(v[0])}-{num(v[-1])})")
+            cells.append(f"{spread_num(statistics.median(v))} ({spread_num(v[0])}-{spread_num(v[-1])})")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines += ["", "| expectation | runs that met it |", "|---|---|"]
     names = list(dict.fromkeys(c["check"] for rep in reports for c in rep["checks"]))
