@@ -283,15 +283,21 @@ import json, sys
 sys.exit(0 if any(q[\"type\"] == \"RC\" and q[\"state\"] == \"RTS\" for q in json.load(sys.stdin)) else 1)'" ||
 		{ echo "round $r: no QP of h2 in RTS"; return 1; }
 	q2=$(qps_of 2)
-	for q in $q2; do
-		fabric_in 1 python3 "$HERE/roce_pkt.py" --src "$(fabric_ip 1)" --dst "$(fabric_ip 2)" \
-			--dqpn "$q" --count 2 || return 1
+	local c=/sys/class/infiniband/h2/ports/1/hw_counters try
+	# CNPs once h2 is sending (its QP reaches RTS before perftest's
+	# traffic starts), again if its limiter has held nothing back: first
+	# held back by its limiter, then paused too (started together, the
+	# pauses could stop h2 before it ever sent faster than its cut rate)
+	wait_for 20 bash -c "[ \$(cat $c/sent_pkts) -gt \$(( $(cnt 2 sent_pkts) + 100 )) ]" ||
+		{ echo "round $r: h2 sends nothing"; return 1; }
+	for try in 1 2 3; do
+		for q in $q2; do
+			fabric_in 1 python3 "$HERE/roce_pkt.py" --src "$(fabric_ip 1)" --dst "$(fabric_ip 2)" \
+				--dqpn "$q" --count 2 || return 1
+		done
+		wait_for "$(scaled_time 5)" bash -c \
+			"[ \$(cat $c/rp_tx_deferred) -gt ${FABRIC_C0[2:rp_tx_deferred]} ]" && break
 	done
-	# First held back by its limiter, then paused too: started together, the
-	# pauses could stop h2 before it ever sent faster than its cut rate
-	# (seen once: rp_tx_deferred +0 when ib_write_bw's traffic began late).
-	local c=/sys/class/infiniband/h2/ports/1/hw_counters
-	wait_for "$(scaled_time 20)" bash -c "[ \$(cat $c/rp_tx_deferred) -gt ${FABRIC_C0[2:rp_tx_deferred]} ]"
 	fabric_sw python3 "$HERE/pfc_inject.py" swp2 --prio 3 --period 0.005 \
 		--duration "$(scaled_time 20)" --no-xon >"$LOGDIR/td.inject$r.json" &
 	inj=$!
@@ -317,8 +323,10 @@ qp_teardown() {
 	fabric_add_host 1 && fabric_add_host 2 || return 1
 	# the limited rate below what h2 sends: on the debug kernel (RXECC_RATE_SCALE
 	# 10) h2 sent 1.5 Mbit/s, and at 10 its limiter never held it back
+	# (clocks of 1 s and a byte counter of 1 GiB keep it there for seconds:
+	# at the default 300 us it is back at the line rate in some 10 ms)
 	fabric_dcqcn 2 set pfc_enable 0x08 rp_enable all rp_rate_to_set_on_first_cnp "$(scaled_rate 10)" \
-		link_speed 1gbit || return 1
+		rp_time_reset 1s rp_byte_reset 16777215 link_speed 1gbit || return 1
 	rounds=$(scaled_count 3 2)
 	for r in $(seq "$rounds"); do teardown_round "$r" || return 1; done
 	# The device is still sound: a verified transfer after the rounds.
