@@ -24,6 +24,8 @@ fi
 # shellcheck disable=SC1091
 . /mnt/out/guest.env
 hostname "${RXECC_HOSTNAME:-rxecc-guest}"
+# The host's own Python startup hooks (ci/vm.sh), hidden in the overlay.
+for f in ${RXECC_HIDE_PTH:-}; do rm -f "$f"; done
 # A kernel not from /boot (make kernel-debug): its modules, where modprobe looks.
 if [ -n "${RXECC_KMODS:-}" ]; then
 	mkdir -p "/lib/modules/$KVER"

@@ -407,10 +407,15 @@ crafted() {
 	sleep 0.2
 	echo "h2 after a valid CNP: $(qp_cc h2); handled +$(delta 2:rp_cnp_handled)"
 	[ "$(delta 2:rp_cnp_handled)" = 1 ] && qp_cc h2 | grep -qE 'cnp_handled 1( |$)' || rc=1
-	kill $ipid 2>/dev/null
-	wait $cpid || rc=1
-	wait $spid || rc=1
-	wait $ipid 2>/dev/null
+	# The live QP kept sending through all of it; then perftest is stopped
+	# (its run only had to outlast the steps above).
+	local sent
+	sent=$(cnt 2 sent_pkts)
+	sleep 1
+	echo "h2 sent $(($(cnt 2 sent_pkts) - sent)) packets in the second after"
+	[ "$(cnt 2 sent_pkts)" -gt "$sent" ] && kill -0 $cpid 2>/dev/null || rc=1
+	kill_tree $ipid; kill_tree $cpid; kill_tree $spid
+	wait $ipid $cpid $spid 2>/dev/null
 	fabric_mark 1 "$RATE" 20000 60000 "$QLIMIT" || rc=1
 	return $rc
 }

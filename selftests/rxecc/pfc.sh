@@ -262,6 +262,7 @@ incast() {
 	capture_stop "$LOGDIR/$name.swp1.pcap"
 	wait "${caps[@]}" $cap 2>/dev/null
 	fabric_sw "$T" -j qdisc show dev swp1 >"$LOGDIR/$name.qdisc.json"
+	qd_load "$name.qdisc"
 	fabric_sw "$T" qdisc show dev swp1
 	local k
 	for k in $INCAST_COUNTERS; do echo "$name: h${k%%:*} ${k#*:} +$(delta "$k")"; done >"$LOGDIR/$name.counters"
@@ -270,8 +271,25 @@ incast() {
 		sed "s/\$/; receive backlog drops $BACKLOG_DROPS/" | tee -a "$REPORT"
 	return $rc
 }
-drops() { python3 -c 'import json,sys; print(sum(p["drops"] for p in json.load(open(sys.argv[1]))[0]["prio"]))' "$LOGDIR/$1.qdisc.json"; }
-pfc_frames() { python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))[0]["prio"][3]; print(p["pause_tx"] + p["xon_tx"])' "$LOGDIR/$1.qdisc.json"; }
+# qd_load NAME: priority 3's counters, "drops" (all priorities) and
+# "frames" (priority 3's XOFF and XON sent) from $LOGDIR/NAME.json (`rxecc
+# -j qdisc show`) into QD, read by qd NAME KEY: one Python start per file
+# (each costs about a second in the guest), in the test's own shell.
+declare -gA QD=()
+qd_load() {
+	local k v
+	while read -r k v; do QD[$1:$k]=$v; done <<<"$(python3 -c '
+import json, sys
+prio = json.load(open(sys.argv[1]))[0]["prio"]
+for k, v in prio[3].items():
+    if isinstance(v, int):
+        print(k, v)
+print("drops", sum(p["drops"] for p in prio))
+print("frames", prio[3]["pause_tx"] + prio[3]["xon_tx"])' "$LOGDIR/$1.json")"
+}
+qd() { echo "${QD[$1:$2]:?no value $2 of $1}"; }
+drops() { qd "$1.qdisc" drops; }
+pfc_frames() { qd "$1.qdisc" frames; }
 retries() { echo $(($(delta 2:completer_retry_err) + $(delta 3:completer_retry_err) + $(delta 4:completer_retry_err))); }
 
 no_pfc() {
@@ -470,13 +488,14 @@ hops() {
 	wait "${caps[@]}" 2>/dev/null
 	fabric_sw_in sw2 "$T" -j qdisc show dev swp5 >"$LOGDIR/$name.swp5.json"
 	fabric_sw_in sw "$T" -j qdisc show dev to-sw2 >"$LOGDIR/$name.uplink.json"
+	qd_load "$name.swp5" && qd_load "$name.uplink"
 	fabric_sw_in sw2 "$T" qdisc show dev swp5
 	fabric_sw_in sw "$T" qdisc show dev to-sw2
 	python3 "$HERE/pfc_check.py" report "$name" "$LOGDIR" "$LOGDIR/$name.swp5.pcap:$(fabric_ip 5)" |
 		tee -a "$REPORT"
 	return $rc
 }
-j() { python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))[0]["prio"]; print(p[3][sys.argv[2]] if sys.argv[2] != "drops" else sum(x["drops"] for x in p))' "$LOGDIR/$1.json" "$2"; }
+j() { qd "$@"; }
 
 two_hops() {
 	hops hop-pfc off || return 1

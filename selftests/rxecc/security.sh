@@ -208,13 +208,16 @@ sys.exit(0 if p["backlog"] >= 10000 and p["xoff_ports"] == 0 and p["pause_tx"] =
 ktap_result "sch_pfc: traffic from a bridge device is queued without PFC (no port in XOFF, no XOFF sent); from a VLAN device its XOFF goes out untagged" bridge_port
 
 # ---- netlink reads during rdma link add/delete --------------------------------
-# Link churn: N rounds of add and delete of r0 on e1 (veth).
+# Link churn: add and delete r0 on e1 (veth) for SECONDS (as long as the
+# reader runs), at least 50 rounds; the count goes to $LOGDIR/churn.rounds.
 link_churn() {
-	local i
-	for i in $(seq "$1"); do
+	local n=0 end=$((SECONDS + $1))
+	while [ $SECONDS -lt $end ] || [ $n -lt 50 ]; do
 		rdma link add r0 type rxecc netdev e1 2>/dev/null
 		rdma link delete r0 2>/dev/null
+		n=$((n + 1))
 	done
+	echo $n >"$LOGDIR/churn.rounds"
 }
 # Namespace churn: N namespaces, each with a device on a veth, deleted with
 # the device in it (rxecc's namespace exit) while the defaults change
@@ -236,9 +239,8 @@ nl_race() {
 	local pid pid2 rc=0 rounds nsr
 	veth_up e1 10.31.0.1/24 || return 1
 	rdma_link_add keep0 rxecc e1-p || return 1	# one device always there
-	rounds=$(scaled_count 100 20)
 	nsr=$(scaled_count 6 3)
-	link_churn "$rounds" &
+	link_churn "$(scaled_time 10)" &
 	pid=$!
 	ns_churn "$nsr" &
 	pid2=$!
@@ -246,7 +248,7 @@ nl_race() {
 		python3 "$HERE/genl_race.py" "$(scaled_time 10)" r0 || rc=1
 	wait $pid
 	wait $pid2 || { echo "the defaults were not restored"; rc=1; }
-	echo "$rounds add/delete rounds, $nsr namespaces deleted with their device"
+	echo "$(cat "$LOGDIR/churn.rounds") add/delete rounds, $nsr namespaces deleted with their device"
 	rdma link delete keep0
 	ip link del e1
 	# every namespace's device went with it
