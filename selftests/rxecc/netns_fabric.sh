@@ -3,7 +3,8 @@
 # rdma_rxecc in network namespaces, on a one-guest fabric (fabric.sh): hosts
 # behind one L3 switch namespace.
 #   - two hosts through the switch: perftest RC/UD, with and without rdma_cm,
-#     IPv4 and IPv6 GIDs; rping with data validation;
+#     IPv4 and IPv6 GIDs (one of each kind; verbs_peers.sh runs every
+#     operation); rping with data validation;
 #   - 3:1 fan-in with concurrent flows: all complete, byte counts match;
 #   - a namespace deleted, and a netdev moved out, while traffic runs; the
 #     module unloads afterwards;
@@ -14,7 +15,7 @@ need_root
 ITERS=${ITERS:-300}
 
 ktap_header
-ktap_plan 28
+ktap_plan 21
 
 modules_unload >/dev/null 2>&1
 rxecc_load || { ktap_fail "load rdma_rxecc"; ktap_finished; }
@@ -51,19 +52,16 @@ pt() {
 		"$tool" -d h1 ${fam:+-x ${!gc}} -F "$@" "$(fabric_ip 2)"
 }
 
-for t in write read send; do
-	ktap_result "h1 -> switch -> h2: ib_${t}_bw RC 64 KiB, IPv4 GID" pt "fab_${t}_bw" "ib_${t}_bw" "$BW" 4 -s 65536 -n "$ITERS"
-done
+# One of each kind through the switch: verbs_peers.sh runs every operation
+# on a direct link; what the switch and the namespaces add (routing, a
+# device and a RoCE socket per namespace, rdma_cm resolving across them) is
+# the same for each.
+ktap_result "h1 -> switch -> h2: ib_write_bw RC 64 KiB, IPv4 GID" pt fab_write_bw ib_write_bw "$BW" 4 -s 65536 -n "$ITERS"
+ktap_result "h1 -> switch -> h2: ib_read_bw RC 64 KiB, IPv4 GID" pt fab_read_bw ib_read_bw "$BW" 4 -s 65536 -n "$ITERS"
 ktap_result "h1 -> switch -> h2: ib_send_lat RC 2 B" pt fab_send_lat ib_send_lat "$LAT" 4 -s 2 -n "$ITERS"
-ktap_result "h1 -> switch -> h2: ib_write_lat RC 2 B" pt fab_write_lat ib_write_lat "$LAT" 4 -s 2 -n "$ITERS"
 ktap_result "h1 -> switch -> h2: ib_send_bw UD 1 KiB" pt fab_ud_bw ib_send_bw "$BW" 4 -c UD -s 1024 -n "$ITERS"
-ktap_result "h1 -> switch -> h2: ib_send_lat UD 2 B" pt fab_ud_lat ib_send_lat "$LAT" 4 -c UD -s 2 -n "$ITERS"
 ktap_result "h1 -> switch -> h2: ib_write_bw RC, IPv6 GID" pt fab_write_bw6 ib_write_bw "$BW" 6 -s 65536 -n "$ITERS"
-ktap_result "h1 -> switch -> h2: ib_send_lat RC, IPv6 GID" pt fab_send_lat6 ib_send_lat "$LAT" 6 -s 2 -n "$ITERS"
-for t in write read send; do
-	ktap_result "h1 -> switch -> h2: ib_${t}_bw via rdma_cm" pt "fab_${t}_bw_cm" "ib_${t}_bw" "$BW" "" -R -s 65536 -n "$ITERS"
-done
-ktap_result "h1 -> switch -> h2: ib_send_lat via rdma_cm" pt fab_send_lat_cm ib_send_lat "$LAT" "" -R -s 2 -n "$ITERS"
+ktap_result "h1 -> switch -> h2: ib_send_bw via rdma_cm" pt fab_send_bw_cm ib_send_bw "$BW" "" -R -s 65536 -n "$ITERS"
 ktap_result "h1 -> switch -> h2: ib_send_bw UD via rdma_cm" pt fab_ud_bw_cm ib_send_bw "$BW" "" -R -c UD -s 1024 -n "$ITERS"
 
 rping_fab() {

@@ -4,11 +4,39 @@
 #include <cmath>
 #include <deque>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <queue>
 #include <random>
 #include <vector>
 
 namespace rxecc::sim {
+
+std::optional<rxecc_dcqcn_params> params_from_json(const nlohmann::json& doc, std::string& why) {
+    if (!doc.is_array() || doc.empty() || !doc[0].contains("dcqcn") ||
+        !doc[0]["dcqcn"].is_object()) {
+        why = "not the output of 'rxecc -j dcqcn show dev DEV'";
+        return std::nullopt;
+    }
+    const auto& d = doc[0]["dcqcn"];
+    rxecc_dcqcn_params p{};
+    for (unsigned i = 0; i < rxecc_dcqcn_num_params; i++) {
+        if (rxecc_dcqcn_param_base(i) != i) {
+            continue;
+        }
+        const char* name = rxecc_dcqcn_param_descs[i].name;
+        if (!d.contains(name) || !d[name].is_number_integer()) {
+            why = std::string("no value for ") + name;
+            return std::nullopt;
+        }
+        const auto v = d[name].get<std::int64_t>();
+        if (v < 0 || v > UINT32_MAX ||
+            rxecc_dcqcn_param_set(&p, i, static_cast<std::uint32_t>(v)) != 0) {
+            why = std::string(name) + " " + std::to_string(v) + " is out of its range";
+            return std::nullopt;
+        }
+    }
+    return p;
+}
 
 double jain(const double* x, unsigned n) {
     double sum = 0;
@@ -22,7 +50,7 @@ double jain(const double* x, unsigned n) {
 
 namespace {
 
-enum class Ev { Tx, LinkDone, Mark, NpTimer, Cnp };
+enum class Ev { Tx, LinkDone, Mark, NpTimer, Cnp, Sample };
 
 struct Event {
     std::uint64_t t;
@@ -37,23 +65,33 @@ struct Flow {
     rxecc_dcqcn_np np{};
     std::vector<double> bins;  // delivered bytes per bin after the last start
     double window_bytes = 0;   // second half of the measurement window
+    double sample_bytes = 0;   // delivered since the last sample
 };
 
 class Sim {
   public:
     explicit Sim(const Config& c)
         : cfg_(c),
-          line_kbps_(static_cast<std::uint64_t>(c.link_gbps * 1e6)),
+          link_kbps_(static_cast<std::uint64_t>(c.link_gbps * 1e6)),
+          line_kbps_(c.sender_gbps > 0 ? static_cast<std::uint64_t>(c.sender_gbps * 1e6)
+                                       : link_kbps_),
           flows_(c.flows),
           rng_(c.seed),
-          last_start_(ns(c.stagger_ms * 1e6 * (c.flows - 1))),
+          last_start_(ns(last_start_of(c) * 1e6)),
           end_(last_start_ + ns(c.measure_ms * 1e6)),
           bins_(static_cast<unsigned>(std::ceil(c.measure_ms / c.bin_ms))) {
         for (auto& f : flows_) {
             f.bins.assign(bins_, 0.0);
         }
+        std::uint64_t first = UINT64_MAX;
         for (unsigned i = 0; i < c.flows; i++) {
-            push(ns(c.stagger_ms * 1e6 * i), Ev::Tx, i);
+            const std::uint64_t t = ns(start_of(c, i) * 1e6);
+            first = std::min(first, t);
+            push(t, Ev::Tx, i);
+        }
+        if (c.sample_ms > 0) {
+            first_start_ = first;
+            push(first + ns(c.sample_ms * 1e6), Ev::Sample, 0);
         }
     }
 
@@ -72,10 +110,42 @@ class Sim {
   private:
     static std::uint64_t ns(double v) { return static_cast<std::uint64_t>(std::llround(v)); }
 
+    // Flow i's start in ms: its entry of start_ms (0 if it has none), or
+    // i * stagger_ms.
+    static double start_of(const Config& c, unsigned i) {
+        if (c.start_ms.empty()) {
+            return c.stagger_ms * i;
+        }
+        return i < c.start_ms.size() ? c.start_ms[i] : 0.0;
+    }
+
+    static double last_start_of(const Config& c) {
+        double last = 0;
+        for (unsigned i = 0; i < c.flows; i++) {
+            last = std::max(last, start_of(c, i));
+        }
+        return last;
+    }
+
     void push(std::uint64_t t, Ev type, unsigned flow) { events_.push({t, seq_++, type, flow}); }
 
     [[nodiscard]] std::uint64_t rate(const Flow& f) const {
-        return f.rp.active != 0 ? f.rp.rc : line_kbps_;
+        return f.rp.active != 0 ? std::min(f.rp.rc, line_kbps_) : line_kbps_;
+    }
+
+    void sample(std::uint64_t t) {
+        Sample smp;
+        smp.t_ms = static_cast<double>(t - first_start_) / 1e6;
+        smp.queue_bytes = queue_bytes_;
+        const double secs = cfg_.sample_ms / 1e3;
+        for (auto& f : flows_) {
+            rxecc_dcqcn_rp_advance(&f.rp, &cfg_.params, line_kbps_, t);
+            smp.rc_mbps.push_back(static_cast<double>(f.rp.active != 0 ? f.rp.rc : line_kbps_) /
+                                  1e3);
+            smp.goodput_mbps.push_back(f.sample_bytes * 8 / secs / 1e6);
+            f.sample_bytes = 0;
+        }
+        series_.push_back(std::move(smp));
     }
 
     void handle(const Event& e) {
@@ -87,11 +157,21 @@ class Sim {
                 if (queue_bytes_ + cfg_.packet_bytes > cfg_.queue_limit_kb * 1000) {
                     drops_++;
                 } else {
+                    if (cfg_.mark_on_enqueue && marked(queue_bytes_)) {
+                        marks_++;
+                        // it reaches the receiver after the queue ahead of it
+                        push(e.t +
+                                 rxecc_dcqcn_tx_ns(
+                                     static_cast<std::uint64_t>(queue_bytes_) + cfg_.packet_bytes,
+                                     link_kbps_) +
+                                 delay,
+                             Ev::Mark, e.flow);
+                    }
                     queue_.push_back(e.flow);
                     queue_bytes_ += cfg_.packet_bytes;
                     max_queue_ = std::max(max_queue_, queue_bytes_);
                     if (queue_.size() == 1) {
-                        push(e.t + rxecc_dcqcn_tx_ns(cfg_.packet_bytes, line_kbps_), Ev::LinkDone,
+                        push(e.t + rxecc_dcqcn_tx_ns(cfg_.packet_bytes, link_kbps_), Ev::LinkDone,
                              e.flow);
                     }
                 }
@@ -103,16 +183,20 @@ class Sim {
                 queue_.pop_front();
                 queue_bytes_ -= cfg_.packet_bytes;
                 deliver(fl, e.t);
-                if (marked(q)) {
+                if (!cfg_.mark_on_enqueue && marked(q)) {
                     marks_++;
                     push(e.t + delay, Ev::Mark, fl);
                 }
                 if (!queue_.empty()) {
-                    push(e.t + rxecc_dcqcn_tx_ns(cfg_.packet_bytes, line_kbps_), Ev::LinkDone,
+                    push(e.t + rxecc_dcqcn_tx_ns(cfg_.packet_bytes, link_kbps_), Ev::LinkDone,
                          queue_.front());
                 }
                 break;
             }
+            case Ev::Sample:
+                sample(e.t);
+                push(e.t + ns(cfg_.sample_ms * 1e6), Ev::Sample, 0);
+                break;
             case Ev::Mark: {
                 std::uint64_t when = 0;
                 switch (rxecc_dcqcn_np_ce(&f.np, &cfg_.params, e.t, &when)) {
@@ -155,6 +239,7 @@ class Sim {
     }
 
     void deliver(unsigned fl, std::uint64_t t) {
+        flows_[fl].sample_bytes += cfg_.packet_bytes;
         if (t < last_start_) {
             return;
         }
@@ -169,8 +254,9 @@ class Sim {
         total_bytes_ += cfg_.packet_bytes;
     }
 
-    [[nodiscard]] Result result() const {
+    [[nodiscard]] Result result() {
         Result r;
+        r.series = std::move(series_);
         std::vector<double> x(cfg_.flows);
         for (unsigned i = 0; i < cfg_.flows; i++) {
             x[i] = flows_[i].window_bytes;
@@ -197,11 +283,14 @@ class Sim {
     }
 
     Config cfg_;
-    std::uint64_t line_kbps_;
+    std::uint64_t link_kbps_;  // the bottleneck
+    std::uint64_t line_kbps_;  // each sender's line rate
     std::vector<Flow> flows_;
     std::mt19937_64 rng_;
     std::uint64_t last_start_;
     std::uint64_t end_;
+    std::uint64_t first_start_ = 0;
+    std::vector<Sample> series_;
     unsigned bins_;
     std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
     std::uint64_t seq_ = 0;

@@ -1,9 +1,15 @@
 // A packet-level simulation of N DCQCN senders through one marking
 // bottleneck, driven by the module's DCQCN core. Used by the host tests to
-// check convergence to fair shares.
+// check convergence to fair shares, and by rxecc-sim to predict the lab's
+// per-sender rates and queue (the same DCQCN code as the kernel's, with an
+// ideal pacer and a fixed round trip).
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "dcqcn_core.hpp"
 
@@ -25,6 +31,22 @@ struct Config {
     double converged_jain = 0.9;
     bool react = true;  // false: senders ignore CNPs
     std::uint64_t seed = 1;
+    // The lab's shape. Each sender's line rate (its DCQCN maximum and the
+    // most it sends), 0: link_gbps.
+    double sender_gbps = 0;
+    std::vector<double> start_ms;  // per flow (flows entries); empty: i * stagger_ms
+    bool mark_on_enqueue = false;  // RED on the queue a packet finds (sch_pfc), else leaves
+    double sample_ms = 0;          // > 0: Result::series, one sample per sample_ms
+};
+
+// One sample of the time series: at t_ms after the first start, the queue
+// and, per flow, its Rc (its line rate while not limited) and the goodput
+// delivered since the previous sample.
+struct Sample {
+    double t_ms = 0;
+    double queue_bytes = 0;
+    std::vector<double> rc_mbps;
+    std::vector<double> goodput_mbps;
 };
 
 struct Result {
@@ -35,9 +57,16 @@ struct Result {
     std::uint64_t cnps = 0;
     std::uint64_t marks = 0;
     std::uint64_t drops = 0;
+    std::vector<Sample> series;  // with Config::sample_ms > 0
 };
 
 [[nodiscard]] Result run(const Config& cfg);
+
+// The DCQCN parameters of the first device in `doc`, the output of
+// `rxecc -j dcqcn show dev DEV`: every base parameter (not the Mbit/s views
+// of the kbit/s ones) must be there and in range; else nullopt and `why`.
+[[nodiscard]] std::optional<rxecc_dcqcn_params> params_from_json(const nlohmann::json& doc,
+                                                                 std::string& why);
 
 // Jain's fairness index of x: (sum x)^2 / (n * sum x^2).
 [[nodiscard]] double jain(const double* x, unsigned n);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <utility>
@@ -1003,4 +1004,126 @@ TEST(DcqcnSim, WithoutCongestionControlTheQueueGrowsUnbounded) {
     const auto r = rxecc::sim::run(cfg);
     EXPECT_GE(r.max_queue_kb, cfg.queue_limit_kb * 0.99);
     EXPECT_GT(r.drops, 0U);
+}
+
+namespace {
+
+// What a series shows in its second half: each sender's share of samples
+// with Rc within +-30 % of `fair`, the mean queue; and the megabits it
+// delivered in all.
+struct SeriesSummary {
+    std::vector<double> in_band;
+    double mean_queue_kb = 0;
+    double delivered_mbit = 0;
+};
+
+SeriesSummary summarise(const std::vector<rxecc::sim::Sample>& series, double fair, double sample_s,
+                        double from_ms) {
+    SeriesSummary sum;
+    const std::size_t n = series.empty() ? 0 : series.front().rc_mbps.size();
+    sum.in_band.assign(n, 0.0);
+    unsigned late = 0;
+    for (const auto& s : series) {
+        for (const double g : s.goodput_mbps) {
+            sum.delivered_mbit += g * sample_s;
+        }
+        if (s.t_ms <= from_ms) {
+            continue;
+        }
+        late++;
+        sum.mean_queue_kb += s.queue_bytes / 1000;
+        for (std::size_t i = 0; i < n; i++) {
+            sum.in_band[i] += std::abs(s.rc_mbps[i] - fair) <= 0.3 * fair ? 1 : 0;
+        }
+    }
+    if (late > 0) {
+        sum.mean_queue_kb /= late;
+        for (auto& b : sum.in_band) {
+            b /= late;
+        }
+    }
+    return sum;
+}
+
+}  // namespace
+
+// The lab's default scenario (ci/lab/incast.conf): 3 senders at 25 Mbit/s
+// into a 25 Mbit/s port, RED on enqueue 10-40 KB at 20 %, the paper's
+// profile scaled to 25 Mbit/s with its clocks 16 times faster. The series
+// has one sample per period with every sender, its goodput adds up to what
+// was delivered, and in the ideal model every sender's Rc sits within
+// +-30 % of the fair share most of the second half: what the lab's kernel
+// run is held against.
+TEST(DcqcnSim, LabScenarioSeriesConvergesToTheFairShare) {
+    rxecc::sim::Config cfg;
+    ASSERT_EQ(rxecc_dcqcn_scale_profile(&cfg.params, RXECC_PROFILE_PAPER, 25000, 16), 0);
+    cfg.flows = 3;
+    cfg.link_gbps = 0.025;
+    cfg.sender_gbps = 0.025;
+    cfg.kmin_kb = 10;
+    cfg.kmax_kb = 40;
+    cfg.pmax = 0.2;
+    cfg.queue_limit_kb = 256;
+    cfg.packet_bytes = 1082;
+    cfg.delay_us = 1500;
+    cfg.start_ms = {0, 0, 0};
+    cfg.measure_ms = 20000;
+    cfg.bin_ms = 1000;
+    cfg.sample_ms = 100;
+    cfg.mark_on_enqueue = true;
+    const auto r = rxecc::sim::run(cfg);
+    ASSERT_EQ(r.series.size(), 200U);
+    EXPECT_NEAR(r.series.front().t_ms, 100.0, 1e-9);
+    EXPECT_TRUE(std::all_of(r.series.begin(), r.series.end(), [](const rxecc::sim::Sample& s) {
+        return s.rc_mbps.size() == 3 && s.goodput_mbps.size() == 3;
+    }));
+    const auto sum = summarise(r.series, 25.0 / 3, 0.1, 10000);
+    // the samples' goodput: the utilisation the run reports, +-1 %
+    EXPECT_NEAR(sum.delivered_mbit / (25.0 * 20), r.utilisation, 0.01);
+    std::cout << "[ sim      ] lab scenario: in band " << sum.in_band[0] * 100 << " / "
+              << sum.in_band[1] * 100 << " / " << sum.in_band[2] * 100 << " %, mean queue "
+              << sum.mean_queue_kb << " KB, utilisation " << r.utilisation << ", " << r.cnps
+              << " CNPs, " << r.drops << " drops\n";
+    EXPECT_GE(*std::min_element(sum.in_band.begin(), sum.in_band.end()), 0.7);
+    EXPECT_GE(r.utilisation, 0.9);
+    EXPECT_EQ(r.drops, 0U);
+}
+
+namespace {
+
+// `rxecc -j dcqcn show dev h2` as the tool prints it for the parameters `p`.
+nlohmann::json tool_json(const rxecc_dcqcn_params& p) {
+    nlohmann::json dcqcn = nlohmann::json::object();
+    for (unsigned i = 0; i < rxecc_dcqcn_num_params; i++) {
+        dcqcn[rxecc_dcqcn_param_descs[i].name] = rxecc_dcqcn_param_get(&p, i);
+    }
+    return nlohmann::json::array({{{"dev", "h2"}, {"dcqcn", dcqcn}}});
+}
+
+}  // namespace
+
+// rxecc-sim reads the parameters a device had from `rxecc -j dcqcn show`.
+TEST(DcqcnSim, ParamsFromTheToolsJson) {
+    rxecc_dcqcn_params want{};
+    ASSERT_EQ(rxecc_dcqcn_scale_profile(&want, RXECC_PROFILE_PAPER, 25000, 16), 0);
+    std::string why;
+    const auto got = rxecc::sim::params_from_json(tool_json(want), why);
+    ASSERT_TRUE(got.has_value()) << why;
+    EXPECT_EQ(tool_json(*got), tool_json(want));
+}
+
+TEST(DcqcnSim, ParamsFromJsonRefusesWhatIsMissingOrOutOfRange) {
+    rxecc_dcqcn_params p{};
+    rxecc_dcqcn_load_profile(&p, RXECC_PROFILE_MLX5);
+    std::string why;
+    auto missing = tool_json(p);
+    missing[0]["dcqcn"].erase("rp_time_reset");
+    EXPECT_FALSE(rxecc::sim::params_from_json(missing, why).has_value());
+    EXPECT_EQ(why, "no value for rp_time_reset");
+    auto out_of_range = tool_json(p);
+    out_of_range[0]["dcqcn"]["rp_gd"] = 16;
+    EXPECT_FALSE(rxecc::sim::params_from_json(out_of_range, why).has_value());
+    EXPECT_EQ(why, "rp_gd 16 is out of its range");
+    EXPECT_FALSE(rxecc::sim::params_from_json(nlohmann::json::object(), why).has_value());
+    EXPECT_FALSE(rxecc::sim::params_from_json(nlohmann::json::array(), why).has_value());
 }

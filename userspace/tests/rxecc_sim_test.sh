@@ -1,0 +1,45 @@
+#!/bin/bash
+# rxecc-sim from the command line: the lab's default scenario gives one row
+# per sample with every column, a totals line, and Rc near the fair share at
+# the end; bad input exits 2 (usage) or 1 (parameters file) with one line.
+set -u
+sim=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$sim" --profile paper --scale-kbps 25000 --speedup 16 --senders 3 --rate-kbps 25000 \
+	--duration 20 --sample-ms 100 >"$dir/out.tsv" 2>"$dir/err" || fail "exit $? $(cat "$dir/err")"
+[ "$(head -n 1 "$dir/out.tsv")" = "$(printf 't_ms\tqueue_bytes\trc1_mbps\trc2_mbps\trc3_mbps\tgoodput1_mbps\tgoodput2_mbps\tgoodput3_mbps')" ] ||
+	fail "header: $(head -n 1 "$dir/out.tsv")"
+[ "$(grep -c '^[0-9]' "$dir/out.tsv")" -eq 200 ] || fail "$(grep -c '^[0-9]' "$dir/out.tsv") rows, not 200"
+awk -F'\t' '/^[0-9]/ && NF != 8 { bad = 1 } END { exit bad }' "$dir/out.tsv" || fail "a row without 8 columns"
+grep -qE '^# jain [0-9.]+ utilisation [0-9.]+ cnps [1-9][0-9]* marks [0-9]+ drops 0 ' "$dir/out.tsv" ||
+	fail "totals: $(grep '^#' "$dir/out.tsv")"
+# the last sample: every sender's Rc within 30 % of 25/3 Mbit/s
+tail -n 2 "$dir/out.tsv" | head -n 1 |
+	awk -F'\t' '{ for (i = 3; i <= 5; i++) if ($i < 8.333 * 0.7 || $i > 8.333 * 1.3) exit 1 }' ||
+	fail "Rc at the end: $(tail -n 2 "$dir/out.tsv" | head -n 1)"
+
+usage() {	# CODE WORDS ARGS...: exit CODE, one line on stderr naming WORDS
+	local code=$1 words=$2 rc
+	shift 2
+	"$sim" "$@" >/dev/null 2>"$dir/err"
+	rc=$?
+	[ $rc -eq "$code" ] && grep -q -- "$words" "$dir/err" && [ "$(grep -c rxecc-sim: "$dir/err")" -eq 1 ] ||
+		fail "$* -> exit $rc: $(cat "$dir/err")"
+}
+usage 2 "give --params or --profile" --senders 3 --rate-kbps 25000
+usage 2 "--senders is required" --profile paper --rate-kbps 25000
+usage 2 "--senders must be 1 to 64" --profile paper --senders 0 --rate-kbps 25000
+usage 2 "is not a number" --profile paper --senders 3 --rate-kbps fast
+usage 2 "unknown option --rate" --profile paper --senders 3 --rate 25000
+usage 2 "no profile 'fast'" --profile fast --senders 3 --rate-kbps 25000
+usage 2 "cannot be scaled" --profile paper --scale-kbps 25000 --speedup 2000 --senders 3 --rate-kbps 25000
+usage 2 "go with --profile" --params x --speedup 2 --senders 3 --rate-kbps 25000
+usage 1 "cannot read" --params "$dir/none.json" --senders 3 --rate-kbps 25000
+echo '[{"dcqcn": {}}]' >"$dir/p.json"
+usage 1 "no value for" --params "$dir/p.json" --senders 3 --rate-kbps 25000
+echo 'not json' >"$dir/p.json"
+usage 1 "not JSON" --params "$dir/p.json" --senders 3 --rate-kbps 25000
+echo ok

@@ -1,0 +1,258 @@
+// rxecc-sim: the lab's incast in the host simulation (core/dcqcn_sim.hpp),
+// driven by the module's own DCQCN code with the parameters a device had.
+//
+//   rxecc-sim --params FILE --senders N --rate-kbps R [options]
+//   rxecc-sim --profile NAME [--scale-kbps KBPS [--speedup N]] --senders N ...
+//
+// FILE is the output of `rxecc -j dcqcn show dev DEV` (the device's DCQCN
+// parameters); or a profile, scaled as `rxecc dcqcn profile ... scale`
+// does. Prints a time series as tab-separated columns, one row per
+// --sample-ms: t_ms, queue_bytes, then each sender's Rc and goodput in
+// Mbit/s; then '#' lines with the run's totals. Exit codes: 0 success, 1 the
+// parameters file is unreadable or invalid, 2 bad usage.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dcqcn_sim.hpp"
+
+namespace {
+
+constexpr int kExitInput = 1;
+constexpr int kExitUsage = 2;
+
+constexpr std::string_view kUsage =
+    "usage: rxecc-sim (--params FILE | --profile NAME [--scale-kbps KBPS [--speedup N]])\n"
+    "                 --senders N --rate-kbps KBPS [--link-kbps KBPS]\n"
+    "                 [--kmin BYTES] [--kmax BYTES] [--pmax PERCENT] [--buffer BYTES]\n"
+    "                 [--packet BYTES] [--delay-us US] [--duration S] [--sample-ms MS]\n"
+    "                 [--start-ms MS,MS,...] [--seed N]\n"
+    "  FILE: `rxecc -j dcqcn show dev DEV`; rate: the bottleneck; link: each sender's\n"
+    "  line rate (default: the bottleneck's); RED marking on enqueue as in sch_pfc\n";
+
+int usage(std::string_view why) {
+    std::cerr << "rxecc-sim: " << why << "\n" << kUsage;
+    return kExitUsage;
+}
+
+std::optional<double> number(std::string_view s) {
+    double v = 0;
+    const auto* end = s.data() + s.size();
+    const auto [p, ec] = std::from_chars(s.data(), end, v);
+    if (ec != std::errc() || p != end || !(v >= 0)) {
+        return std::nullopt;
+    }
+    return v;
+}
+
+void print(const rxecc::sim::Result& r, unsigned senders) {
+    std::cout << "t_ms\tqueue_bytes";
+    for (unsigned i = 0; i < senders; i++) {
+        std::cout << "\trc" << i + 1 << "_mbps";
+    }
+    for (unsigned i = 0; i < senders; i++) {
+        std::cout << "\tgoodput" << i + 1 << "_mbps";
+    }
+    std::cout << "\n" << std::fixed << std::setprecision(3);
+    for (const auto& s : r.series) {
+        std::cout << s.t_ms << "\t" << static_cast<std::uint64_t>(s.queue_bytes);
+        for (const double v : s.rc_mbps) {
+            std::cout << "\t" << v;
+        }
+        for (const double v : s.goodput_mbps) {
+            std::cout << "\t" << v;
+        }
+        std::cout << "\n";
+    }
+    std::cout << "# jain " << r.jain << " utilisation " << r.utilisation << " cnps " << r.cnps
+              << " marks " << r.marks << " drops " << r.drops << " max_queue_kb " << r.max_queue_kb
+              << "\n";
+}
+
+// Bad usage (exit 2) and an unusable parameters file (exit 1).
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+struct InputError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+using Options = std::map<std::string, std::string, std::less<>>;
+using Numbers = std::map<std::string, double, std::less<>>;
+
+Options parse_options(std::span<char*> args) {
+    static const std::vector<std::string_view> known = {
+        "params",    "profile",  "scale-kbps", "speedup",  "senders", "rate-kbps",
+        "link-kbps", "kmin",     "kmax",       "pmax",     "buffer",  "packet",
+        "delay-us",  "duration", "sample-ms",  "start-ms", "seed"};
+    Options opt;
+    for (std::size_t i = 0; i < args.size(); i += 2) {
+        const std::string_view k = args[i];
+        if (!k.starts_with("--") || i + 1 >= args.size()) {
+            throw UsageError("'" + std::string(k) + "' needs a value (or is no option)");
+        }
+        if (std::find(known.begin(), known.end(), k.substr(2)) == known.end()) {
+            throw UsageError("unknown option " + std::string(k));
+        }
+        opt[std::string(k.substr(2))] = args[i + 1];
+    }
+    if (opt.contains("params") == opt.contains("profile")) {
+        throw UsageError("give --params or --profile");
+    }
+    if ((opt.contains("scale-kbps") || opt.contains("speedup")) && !opt.contains("profile")) {
+        throw UsageError("--scale-kbps and --speedup go with --profile");
+    }
+    for (const char* req : {"senders", "rate-kbps"}) {
+        if (!opt.contains(req)) {
+            throw UsageError(std::string("--") + req + " is required");
+        }
+    }
+    return opt;
+}
+
+// Every numeric option, its default where it was not given.
+Numbers parse_numbers(const Options& opt) {
+    Numbers num = {{"senders", 0},     {"rate-kbps", 0}, {"link-kbps", 0},   {"kmin", 10000},
+                   {"kmax", 40000},    {"pmax", 20},     {"buffer", 262144}, {"packet", 1082},
+                   {"delay-us", 1500}, {"duration", 20}, {"sample-ms", 100}, {"seed", 1},
+                   {"scale-kbps", 0},  {"speedup", 1}};
+    for (auto& [k, v] : num) {
+        if (const auto it = opt.find(k); it != opt.end()) {
+            const auto n = number(it->second);
+            if (!n) {
+                throw UsageError("--" + k + " '" + it->second + "' is not a number");
+            }
+            v = *n;
+        }
+    }
+    const double senders = num["senders"];
+    if (senders < 1 || senders > 64 || senders != std::floor(senders)) {
+        throw UsageError("--senders must be 1 to 64");
+    }
+    if (num["rate-kbps"] < 1 || num["packet"] < 64 || num["sample-ms"] <= 0 ||
+        num["duration"] <= 0 || num["pmax"] > 100 || num["kmax"] < num["kmin"]) {
+        throw UsageError(
+            "a rate of at least 1 kbit/s, packets of 64 bytes or more, a positive "
+            "duration and sample period, pmax up to 100 and kmax not below kmin");
+    }
+    return num;
+}
+
+std::vector<double> parse_starts(const Options& opt, unsigned senders) {
+    std::vector<double> start(senders, 0.0);
+    const auto it = opt.find("start-ms");
+    if (it == opt.end()) {
+        return start;
+    }
+    std::stringstream ss(it->second);
+    std::string item;
+    unsigned i = 0;
+    while (std::getline(ss, item, ',')) {
+        const auto n = number(item);
+        if (!n || i >= senders) {
+            throw UsageError("--start-ms takes up to --senders times in ms, comma-separated");
+        }
+        start[i++] = *n;
+    }
+    return start;
+}
+
+rxecc_dcqcn_params load_params(const Options& opt, const Numbers& num) {
+    rxecc_dcqcn_params p{};
+    if (const auto prof_it = opt.find("profile"); prof_it != opt.end()) {
+        const int prof = rxecc_dcqcn_profile_find(prof_it->second.c_str());
+        if (prof < 0) {
+            throw UsageError("no profile '" + prof_it->second + "'");
+        }
+        const auto profile = static_cast<rxecc_dcqcn_profile>(prof);
+        rxecc_dcqcn_load_profile(&p, profile);
+        if (opt.contains("scale-kbps") &&
+            rxecc_dcqcn_scale_profile(&p, profile, static_cast<std::uint64_t>(num.at("scale-kbps")),
+                                      static_cast<std::uint32_t>(num.at("speedup"))) != 0) {
+            throw UsageError("profile '" + prof_it->second +
+                             "' cannot be scaled to that rate and speedup");
+        }
+        return p;
+    }
+    const std::string& path = opt.at("params");
+    std::ifstream in(path);
+    if (!in) {
+        throw InputError("cannot read " + path);
+    }
+    const auto doc = nlohmann::json::parse(in, nullptr, false);
+    if (doc.is_discarded()) {
+        throw InputError(path + ": not JSON");
+    }
+    std::string why;
+    const auto got = rxecc::sim::params_from_json(doc, why);
+    if (!got) {
+        throw InputError(path + ": " + why);
+    }
+    return *got;
+}
+
+rxecc::sim::Config make_config(const Options& opt, Numbers& num) {
+    rxecc::sim::Config cfg;
+    cfg.flows = static_cast<unsigned>(num["senders"]);
+    cfg.link_gbps = num["rate-kbps"] / 1e6;
+    cfg.sender_gbps = num["link-kbps"] / 1e6;
+    cfg.kmin_kb = num["kmin"] / 1000;
+    cfg.kmax_kb = num["kmax"] / 1000;
+    cfg.pmax = num["pmax"] / 100;
+    cfg.queue_limit_kb = num["buffer"] / 1000;
+    cfg.packet_bytes = static_cast<unsigned>(num["packet"]);
+    cfg.delay_us = num["delay-us"];
+    cfg.measure_ms = num["duration"] * 1000;
+    cfg.bin_ms = cfg.measure_ms / 20;
+    cfg.sample_ms = num["sample-ms"];
+    cfg.seed = static_cast<std::uint64_t>(num["seed"]);
+    cfg.mark_on_enqueue = true;
+    cfg.start_ms = parse_starts(opt, cfg.flows);
+    cfg.params = load_params(opt, num);
+    return cfg;
+}
+
+int run(std::span<char*> args) {
+    if (!args.empty() &&
+        (std::string_view(args[0]) == "-h" || std::string_view(args[0]) == "--help")) {
+        std::cout << kUsage;
+        return 0;
+    }
+    try {
+        const Options opt = parse_options(args);
+        Numbers num = parse_numbers(opt);
+        const auto cfg = make_config(opt, num);
+        print(rxecc::sim::run(cfg), cfg.flows);
+    } catch (const UsageError& e) {
+        return usage(e.what());
+    } catch (const InputError& e) {
+        std::cerr << "rxecc-sim: " << e.what() << "\n";
+        return kExitInput;
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(std::span<char*>(argv + 1, static_cast<std::size_t>(argc - 1)));
+    } catch (const std::exception& e) {
+        std::cerr << "rxecc-sim: " << e.what() << "\n";
+        return kExitInput;
+    }
+}
