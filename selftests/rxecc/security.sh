@@ -272,11 +272,14 @@ print(" ".join(str(q["lqpn"]) for q in json.load(sys.stdin)
 teardown_round() {
 	local r=$1 srv cli inj q2 q deferred
 	snap 2:rp_tx_deferred 2:tx_pfc_deferred 2:rp_cnp_handled
-	fabric_in 1 timeout 60 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -D 30 \
+	# (ACK timeout 1 s, -u 18: at 1 Mbit/s on the debug kernel the default
+	# 67 ms ran out behind the limiter and the QP went to error before the
+	# CNPs of the round had all come)
+	fabric_in 1 timeout 60 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -D 30 -u 18 \
 		-p $((18800 + r)) --tclass=104 >"$LOGDIR/td.s$r.log" 2>&1 &
 	srv=$!
 	wait_for 15 bash -c "[ \$(ip netns exec $(fabric_ns 1) ss -Hltn | wc -l) -ge 1 ]"
-	fabric_in 2 timeout 60 ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 4096 -D 30 \
+	fabric_in 2 timeout 60 ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 4096 -D 30 -u 18 \
 		-p $((18800 + r)) --tclass=104 "$(fabric_ip 1)" >"$LOGDIR/td.c$r.log" 2>&1 &
 	cli=$!
 	# CNPs count only for a QP in RTR or later: wait for RTS
