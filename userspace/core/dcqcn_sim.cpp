@@ -140,8 +140,7 @@ class Sim {
         const double secs = cfg_.sample_ms / 1e3;
         for (auto& f : flows_) {
             rxecc_dcqcn_rp_advance(&f.rp, &cfg_.params, line_kbps_, t);
-            smp.rc_mbps.push_back(static_cast<double>(f.rp.active != 0 ? f.rp.rc : line_kbps_) /
-                                  1e3);
+            smp.rc_mbps.push_back(static_cast<double>(rate(f)) / 1e3);
             smp.goodput_mbps.push_back(f.sample_bytes * 8 / secs / 1e6);
             f.sample_bytes = 0;
         }
@@ -157,17 +156,7 @@ class Sim {
                 if (queue_bytes_ + cfg_.packet_bytes > cfg_.queue_limit_kb * 1000) {
                     drops_++;
                 } else {
-                    if (cfg_.mark_on_enqueue && marked(queue_bytes_)) {
-                        marks_++;
-                        // it reaches the receiver after the queue ahead of it
-                        push(e.t +
-                                 rxecc_dcqcn_tx_ns(
-                                     static_cast<std::uint64_t>(queue_bytes_) + cfg_.packet_bytes,
-                                     link_kbps_) +
-                                 delay,
-                             Ev::Mark, e.flow);
-                    }
-                    queue_.push_back(e.flow);
+                    queue_.push_back({e.flow, cfg_.mark_on_enqueue && marked(queue_bytes_)});
                     queue_bytes_ += cfg_.packet_bytes;
                     max_queue_ = std::max(max_queue_, queue_bytes_);
                     if (queue_.size() == 1) {
@@ -178,18 +167,18 @@ class Sim {
                 push(e.t + rxecc_dcqcn_tx_ns(cfg_.packet_bytes, rate(f)), Ev::Tx, e.flow);
                 break;
             case Ev::LinkDone: {
-                const unsigned fl = queue_.front();
+                const Queued pkt = queue_.front();
                 const double q = queue_bytes_;
                 queue_.pop_front();
                 queue_bytes_ -= cfg_.packet_bytes;
-                deliver(fl, e.t);
-                if (!cfg_.mark_on_enqueue && marked(q)) {
+                deliver(pkt.flow, e.t);
+                if (cfg_.mark_on_enqueue ? pkt.marked : marked(q)) {
                     marks_++;
-                    push(e.t + delay, Ev::Mark, fl);
+                    push(e.t + delay, Ev::Mark, pkt.flow);
                 }
                 if (!queue_.empty()) {
                     push(e.t + rxecc_dcqcn_tx_ns(cfg_.packet_bytes, link_kbps_), Ev::LinkDone,
-                         queue_.front());
+                         queue_.front().flow);
                 }
                 break;
             }
@@ -225,13 +214,16 @@ class Sim {
         }
     }
 
+    // RED: with pmax * (q - kmin) / (kmax - kmin) between kmin and kmax,
+    // always above. On enqueue as sch_pfc marks: never with kmax 0, always
+    // from kmax on.
     bool marked(double q) {
         const double kmin = cfg_.kmin_kb * 1000;
         const double kmax = cfg_.kmax_kb * 1000;
-        if (q <= kmin) {
+        if (q <= kmin || (cfg_.mark_on_enqueue && kmax <= 0)) {
             return false;
         }
-        if (q > kmax) {
+        if (q > kmax || (cfg_.mark_on_enqueue && q >= kmax)) {
             return true;
         }
         return std::uniform_real_distribution<double>(0, 1)(rng_) <
@@ -294,7 +286,11 @@ class Sim {
     unsigned bins_;
     std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
     std::uint64_t seq_ = 0;
-    std::deque<unsigned> queue_;
+    struct Queued {
+        unsigned flow;
+        bool marked;  // CE on enqueue (mark_on_enqueue)
+    };
+    std::deque<Queued> queue_;
     double queue_bytes_ = 0;
     double max_queue_ = 0;
     double total_bytes_ = 0;

@@ -31,12 +31,19 @@ usage() {	# CODE WORDS ARGS...: exit CODE, one line on stderr naming WORDS
 }
 usage 2 "give --params or --profile" --senders 3 --rate-kbps 25000
 usage 2 "--senders is required" --profile paper --rate-kbps 25000
-usage 2 "--senders must be 1 to 64" --profile paper --senders 0 --rate-kbps 25000
+usage 2 "--senders must be a whole number from 1 to 64" --profile paper --senders 0 --rate-kbps 25000
 usage 2 "is not a number" --profile paper --senders 3 --rate-kbps fast
 usage 2 "unknown option --rate" --profile paper --senders 3 --rate 25000
 usage 2 "no profile 'fast'" --profile fast --senders 3 --rate-kbps 25000
-usage 2 "cannot be scaled" --profile paper --scale-kbps 25000 --speedup 2000 --senders 3 --rate-kbps 25000
-usage 2 "go with --profile" --params x --speedup 2 --senders 3 --rate-kbps 25000
+usage 2 "cannot be scaled" --profile lab --scale-kbps 25000 --senders 3 --rate-kbps 25000
+usage 2 "--speedup must be a whole number from 1 to 1024" --profile paper --scale-kbps 25000 --speedup 2000 --senders 3 --rate-kbps 25000
+usage 2 "goes with --profile" --params x --scale-kbps 2 --senders 3 --rate-kbps 25000
+usage 2 "goes with --scale-kbps" --profile paper --speedup 2 --senders 3 --rate-kbps 25000
+usage 2 "--speedup must be a whole number" --profile paper --scale-kbps 25000 --speedup 2.5 --senders 3 --rate-kbps 25000
+usage 2 "is not a number" --profile paper --senders 3 --rate-kbps 25000 --duration inf
+usage 2 "--sample-ms must be from" --profile paper --senders 3 --rate-kbps 25000 --sample-ms 1e-7
+usage 2 "more than a million samples" --profile paper --senders 3 --rate-kbps 25000 --duration 3600 --sample-ms 0.001
+usage 2 "--kmax must not be below --kmin" --profile paper --senders 3 --rate-kbps 25000 --kmin 5000 --kmax 4000
 usage 1 "cannot read" --params "$dir/none.json" --senders 3 --rate-kbps 25000
 echo '[{"dcqcn": {}}]' >"$dir/p.json"
 usage 1 "no value for" --params "$dir/p.json" --senders 3 --rate-kbps 25000

@@ -53,7 +53,7 @@ std::optional<double> number(std::string_view s) {
     double v = 0;
     const auto* end = s.data() + s.size();
     const auto [p, ec] = std::from_chars(s.data(), end, v);
-    if (ec != std::errc() || p != end || !(v >= 0)) {
+    if (ec != std::errc() || p != end || !std::isfinite(v) || v < 0) {
         return std::nullopt;
     }
     return v;
@@ -81,6 +81,12 @@ void print(const rxecc::sim::Result& r, unsigned senders) {
     std::cout << "# jain " << r.jain << " utilisation " << r.utilisation << " cnps " << r.cnps
               << " marks " << r.marks << " drops " << r.drops << " max_queue_kb " << r.max_queue_kb
               << "\n";
+}
+
+std::string fmt(double v) {
+    std::ostringstream o;
+    o << v;
+    return o.str();
 }
 
 // Bad usage (exit 2) and an unusable parameters file (exit 1).
@@ -113,8 +119,11 @@ Options parse_options(std::span<char*> args) {
     if (opt.contains("params") == opt.contains("profile")) {
         throw UsageError("give --params or --profile");
     }
-    if ((opt.contains("scale-kbps") || opt.contains("speedup")) && !opt.contains("profile")) {
-        throw UsageError("--scale-kbps and --speedup go with --profile");
+    if (opt.contains("scale-kbps") && !opt.contains("profile")) {
+        throw UsageError("--scale-kbps goes with --profile");
+    }
+    if (opt.contains("speedup") && !opt.contains("scale-kbps")) {
+        throw UsageError("--speedup goes with --scale-kbps");
     }
     for (const char* req : {"senders", "rate-kbps"}) {
         if (!opt.contains(req)) {
@@ -139,15 +148,35 @@ Numbers parse_numbers(const Options& opt) {
             v = *n;
         }
     }
-    const double senders = num["senders"];
-    if (senders < 1 || senders > 64 || senders != std::floor(senders)) {
-        throw UsageError("--senders must be 1 to 64");
+    // whole numbers in a range; the rest in a range
+    static const std::map<std::string, std::pair<double, double>, std::less<>> whole = {
+        {"senders", {1, 64}},
+        {"packet", {64, 65536}},
+        {"seed", {0, 1e15}},
+        {"speedup", {1, 1024}},
+        {"scale-kbps", {0, 400e6}}};
+    static const std::map<std::string, std::pair<double, double>, std::less<>> ranges = {
+        {"rate-kbps", {1, 400e6}}, {"link-kbps", {0, 400e6}},   {"kmin", {0, 1e9}},
+        {"kmax", {0, 1e9}},        {"pmax", {0, 100}},          {"buffer", {0, 1e9}},
+        {"delay-us", {0, 1e7}},    {"duration", {0.001, 3600}}, {"sample-ms", {0.001, 1e6}}};
+    for (const auto& [k, r] : whole) {
+        const double v = num[k];
+        if (v < r.first || v > r.second || v != std::floor(v)) {
+            throw UsageError("--" + k + " must be a whole number from " + fmt(r.first) + " to " +
+                             fmt(r.second));
+        }
     }
-    if (num["rate-kbps"] < 1 || num["packet"] < 64 || num["sample-ms"] <= 0 ||
-        num["duration"] <= 0 || num["pmax"] > 100 || num["kmax"] < num["kmin"]) {
+    for (const auto& [k, r] : ranges) {
+        if (num[k] < r.first || num[k] > r.second) {
+            throw UsageError("--" + k + " must be from " + fmt(r.first) + " to " + fmt(r.second));
+        }
+    }
+    if (num["kmax"] > 0 && num["kmax"] < num["kmin"]) {
+        throw UsageError("--kmax must not be below --kmin");
+    }
+    if (num["duration"] * 1000 / num["sample-ms"] > 1e6) {
         throw UsageError(
-            "a rate of at least 1 kbit/s, packets of 64 bytes or more, a positive "
-            "duration and sample period, pmax up to 100 and kmax not below kmin");
+            "more than a million samples: a longer --sample-ms or a shorter --duration");
     }
     return num;
 }
