@@ -17,11 +17,18 @@ echo "== static checks"
 tidy_out="$top/build/check/tidy.out"
 chrt --idle 0 "$top/ci/tidy.sh" >"$tidy_out" 2>&1 &
 tidy=$!
+trap 'kill $tidy 2>/dev/null' EXIT
 LINT_NO_TIDY=1 "$top/ci/lint.sh"
 echo "== guest selftests (kernel $("$top/ci/kver.sh"))"
 "$top/ci/selftests.sh" "$@"
 echo "== clang-tidy (ran beside the guests)"
 wait "$tidy"
+tidy_rc=$?
+trap - EXIT
 cat "$tidy_out"
+# tidy.sh writes its own result line; one that died before it did fails here
+if [ $tidy_rc -ne 0 ] && ! grep -q '^not ok lint: clang-tidy' "$RESULTS"; then
+	echo "not ok lint: clang-tidy (exit $tidy_rc)" | tee -a "$RESULTS"
+fi
 
 "$top/ci/results.sh" "$RESULTS" $((SECONDS - start))

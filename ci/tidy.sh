@@ -1,7 +1,7 @@
 #!/bin/bash
 # clang-tidy on the C++ sources (userspace/.clang-tidy), one result line
 # (appended to $RESULTS when set); the last of ci/lint.sh's checks, and the
-# longest (about 5 minutes on 2 cores).
+# longest (about 5 minutes on 2 cores): make check runs it beside the guests.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 logdir="$top/build/lint"

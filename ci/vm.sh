@@ -88,11 +88,14 @@ module=${RXECC_MODULE:-$top/build/kernel/rxecc/rdma_rxecc.ko}
 pfc_module=${PFC_MODULE:-$top/net/sched/sch_pfc.ko}
 # Python .pth files that run code at every interpreter start and that no
 # Debian package installed (a host's own hooks): the guest hides them, as
-# each costs about half a second per python3 start under TCG.
+# each costs about half a second per python3 start under TCG. (Debian's
+# site directories; their paths have no spaces. Without dpkg, none.)
 hide_pth=()
-for f in /usr/lib/python3/dist-packages/*.pth /usr/local/lib/python3*/dist-packages/*.pth; do
-	[ -f "$f" ] && grep -q '^import' "$f" && ! dpkg -S "$f" >/dev/null 2>&1 && hide_pth+=("$f")
-done
+if command -v dpkg >/dev/null; then
+	for f in /usr/lib/python3/dist-packages/*.pth /usr/local/lib/python3*/dist-packages/*.pth; do
+		[ -f "$f" ] && grep -q '^import' "$f" && ! dpkg -S "$f" >/dev/null 2>&1 && hide_pth+=("$f")
+	done
+fi
 pids=()
 for i in $(seq 0 $((guests - 1))); do
 	gdir="$rundir/g$i"
