@@ -208,11 +208,11 @@ sys.exit(0 if p["backlog"] >= 10000 and p["xoff_ports"] == 0 and p["pause_tx"] =
 ktap_result "sch_pfc: traffic from a bridge device is queued without PFC (no port in XOFF, no XOFF sent); from a VLAN device its XOFF goes out untagged" bridge_port
 
 # ---- netlink reads during rdma link add/delete --------------------------------
-# Link churn: add and delete r0 on e1 (veth) for SECONDS (as long as the
-# reader runs), at least 50 rounds; the count goes to $LOGDIR/churn.rounds.
+# Link churn: add and delete r0 on e1 (veth) until FILE exists (the reader
+# has ended), at least N rounds; the count goes to $LOGDIR/churn.rounds.
 link_churn() {
-	local n=0 end=$((SECONDS + $1))
-	while [ $SECONDS -lt $end ] || [ $n -lt 50 ]; do
+	local n=0
+	while [ ! -e "$1" ] || [ $n -lt "$2" ]; do
 		rdma link add r0 type rxecc netdev e1 2>/dev/null
 		rdma link delete r0 2>/dev/null
 		n=$((n + 1))
@@ -240,12 +240,14 @@ nl_race() {
 	veth_up e1 10.31.0.1/24 || return 1
 	rdma_link_add keep0 rxecc e1-p || return 1	# one device always there
 	nsr=$(scaled_count 6 3)
-	link_churn "$(scaled_time 10)" &
+	rm -f "$LOGDIR/churn.stop"
+	link_churn "$LOGDIR/churn.stop" "$(scaled_count 50 20)" &
 	pid=$!
 	ns_churn "$nsr" &
 	pid2=$!
 	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 		python3 "$HERE/genl_race.py" "$(scaled_time 10)" r0 || rc=1
+	touch "$LOGDIR/churn.stop"
 	wait $pid
 	wait $pid2 || { echo "the defaults were not restored"; rc=1; }
 	echo "$(cat "$LOGDIR/churn.rounds") add/delete rounds, $nsr namespaces deleted with their device"
@@ -293,7 +295,7 @@ sys.exit(0 if any(q[\"type\"] == \"RC\" and q[\"state\"] == \"RTS\" for q in jso
 	# traffic starts), again if its limiter has held nothing back: first
 	# held back by its limiter, then paused too (started together, the
 	# pauses could stop h2 before it ever sent faster than its cut rate)
-	wait_for 20 bash -c "[ \$(cat $c/sent_pkts) -gt \$(( $(cnt 2 sent_pkts) + 100 )) ]" ||
+	wait_for "$(scaled_time 20)" bash -c "[ \$(cat $c/sent_pkts) -gt \$(( $(cnt 2 sent_pkts) + 100 )) ]" ||
 		{ echo "round $r: h2 sends nothing"; return 1; }
 	for try in 1 2 3; do
 		for q in $q2; do
@@ -302,6 +304,7 @@ sys.exit(0 if any(q[\"type\"] == \"RC\" and q[\"state\"] == \"RTS\" for q in jso
 		done
 		wait_for "$(scaled_time 5)" bash -c \
 			"[ \$(cat $c/rp_tx_deferred) -gt ${FABRIC_C0[2:rp_tx_deferred]} ]" && break
+		echo "round $r: nothing held back after CNPs ($try of 3)"
 	done
 	fabric_sw python3 "$HERE/pfc_inject.py" swp2 --prio 3 --period 0.005 \
 		--duration "$(scaled_time 20)" --no-xon >"$LOGDIR/td.inject$r.json" &

@@ -264,7 +264,7 @@ wire_ecn() {
 	local tpid=$!
 	wait_for 30 grep -q "Capturing on" "$LOGDIR/ecn.dumpcap" || rc=1
 	for mode in ect1 ect0 av; do
-		fabric_in 2 "$T" dcqcn set dev h2 ecn $mode || return 1
+		fabric_in 2 "$T" dcqcn set dev h2 ecn $mode || { rc=1; break; }
 		traffic "ecn-$mode" || rc=1
 	done
 	sleep 0.5
