@@ -9,6 +9,8 @@
 # gets:
 #   swp1.pcap          the bottleneck's egress (headers), for goodput
 #   qdisc.json         `rxecc -j qdisc show dev swp1` after the run
+#   dcqcn.json         `rxecc -j dcqcn show` of the first sender, as the mode
+#                      set it (the host simulation's parameters)
 #   before.txt after.txt   counters of every host: "hI NAME VALUE"
 #   trace.txt          the tracepoints rxecc_rate (every sender's DCQCN rate)
 #                      and sch_pfc:pfc_queue (the bottleneck's backlog of the
@@ -183,6 +185,8 @@ run_mode() {
 	local m=$1 dir="$LAB_OUT/$1" i pids=() rc=0 cap n=0
 	mkdir -p "$dir"
 	mode_set "$m" || { say "$m: configuration failed"; return 1; }
+	fabric_in 2 "$T" -j dcqcn show dev "$(fabric_dev 2)" >"$dir/dcqcn.json" ||
+		{ say "$m: reading h2's DCQCN parameters failed"; return 1; }
 	counters >"$dir/before.txt"
 	for i in $SENDER_HOSTS; do
 		fabric_in 1 timeout $((DURATION + 90)) ib_write_bw -d h1 -x "$(fabric_gid 1)" -F \

@@ -348,6 +348,11 @@ FAIR_BAND = 0.3
 SETTLE_S = 2.0
 
 
+def sender_rc(series, host):
+    """A sender's Rc events [(t, Mbit/s)] from rate_series: its first QP's."""
+    return next((p for (dev, _), p in sorted(series.items()) if dev == host), [])
+
+
 def rate_stats(series, senders, window, line_mbps, fair_mbps):
     """Each sender's DCQCN rate Rc against its fair share, over the load's
     window less its first SETTLE_S: {host: {median_mbps, in_band_pct}} and the
@@ -360,7 +365,7 @@ def rate_stats(series, senders, window, line_mbps, fair_mbps):
         return None
     per = {}
     for host in senders:
-        pts = next((p for (dev, _), p in sorted(series.items()) if dev == host), [])
+        pts = sender_rc(series, host)
         steps = [(t0, next((v for t, v in reversed(pts) if t <= t0), line_mbps))]
         steps += [(t, v) for t, v in pts if t0 < t < t1]
         spans = [(v, b - a) for (a, v), (b, _) in zip(steps, steps[1:] + [(t1, 0)])]
@@ -444,6 +449,104 @@ def binned(series, t0, t1, width):
     return out
 
 
+# ---- the host simulation beside the kernel ------------------------------------
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The simulation's samples, and the bins in which the kernel's and the
+# simulation's Rc are compared (their means: the sawtooth's phase is chance).
+SIM_SAMPLE_MS = 10
+AGREE_BIN_S = 1.0
+# Kernel and simulation agree when each sender's Rc differs by at most this
+# fraction of the fair share, on average (issue 21's target).
+TARGET_AGREE = 0.25
+
+
+def sim_binary():
+    return os.environ.get("RXECC_SIM") or os.path.join(TOP, "build", "userspace", "rxecc-sim")
+
+
+def first_packets(pcap, senders):
+    """{host: time of its first data packet at the bottleneck} (capture clock)."""
+    src = {f"10.0.{i}.1": f"h{i}" for i in range(2, senders + 2)}
+    first = {}
+    if os.path.exists(pcap):
+        for t, s, d, _ in packets(pcap):
+            if d == "10.0.1.1" and s in src and src[s] not in first:
+                first[src[s]] = t
+    return first
+
+
+def parse_sim(text, senders):
+    """rxecc-sim's output: [(t_s, queue_bytes, [Rc Mbit/s per sender])]."""
+    rows = []
+    for line in text.splitlines():
+        if not line or line.startswith(("#", "t_ms")):
+            continue
+        f = line.split("\t")
+        if len(f) != 2 + 2 * senders:
+            raise ValueError(f"rxecc-sim: a row of {len(f)} columns, want {2 + 2 * senders}")
+        rows.append((float(f[0]) / 1000, float(f[1]), [float(x) for x in f[2:2 + senders]]))
+    return rows
+
+
+def simulate(raw, sc, mode):
+    """The mode's incast in the host simulation (rxecc-sim, the module's own
+    DCQCN code): the parameters the first sender had (DCQCN.json), the
+    scenario's port, marking and buffer, each sender starting when its first
+    packet reached the bottleneck. Returns ({"base": CLOCK_MONOTONIC of the
+    simulation's time 0, "rows": parse_sim(...)}, None) or (None, why not).
+    The simulation has no PFC and no CPU: its senders send at Rc."""
+    d = os.path.join(raw, mode["name"])
+    params = os.path.join(d, "dcqcn.json")
+    if not os.path.exists(params):
+        return None, "no DCQCN parameters recorded (dcqcn.json)"
+    exe = sim_binary()
+    if not os.access(exe, os.X_OK):
+        return None, f"{exe} is not built"
+    start, done = load_window(d)
+    first = first_packets(os.path.join(d, "swp1.pcap"), sc["senders"])
+    hosts = [f"h{i}" for i in range(2, sc["senders"] + 2)]
+    if done is None or any(h not in first for h in hosts):
+        return None, "no load window or a sender without packets"
+    off = clock_offset(d)
+    base = min(first.values()) - off
+    starts = ",".join(f"{(first[h] - off - base) * 1000:.1f}" for h in hosts)
+    cmd = [exe, "--params", params, "--senders", str(sc["senders"]),
+           "--rate-kbps", f"{sc['rate'] * 1000:g}", "--link-kbps", f"{sc['link'] * 1000:g}",
+           "--kmin", str(to_bytes(sc["kmin"])), "--kmax", str(to_bytes(sc["kmax"])),
+           "--pmax", str(sc["pmax"]), "--buffer", str(to_bytes(sc["buffer"])),
+           "--duration", f"{max(done - base, 0.1):.3f}", "--sample-ms", str(SIM_SAMPLE_MS),
+           "--start-ms", starts]
+    r = subprocess.run(cmd, text=True, capture_output=True, check=False)
+    if r.returncode != 0:
+        return None, "rxecc-sim: " + (r.stderr.strip().splitlines() or ["failed"])[0]
+    return {"base": base, "rows": parse_sim(r.stdout, sc["senders"])}, None
+
+
+def agreement(series, sim, senders, window, line_mbps, fair_mbps):
+    """Kernel against simulation over the settled window: per sender the
+    mean |Rc_kernel - Rc_sim| of their AGREE_BIN_S means, in % of the fair
+    share, and both means; "rc_diff_pct": the mean over the senders; the
+    simulated queue's mean (KB)."""
+    t0, t1 = window[0] + SETTLE_S, window[1]
+    if t1 - t0 < AGREE_BIN_S:
+        return None
+    rows = [(sim["base"] + t, q, rc) for t, q, rc in sim["rows"]]
+    per = {}
+    for k, host in enumerate(senders):
+        pts = sender_rc(series, host)
+        kern = binned([(t0 - 1e9, line_mbps)] + pts, t0, t1, AGREE_BIN_S)
+        simu = binned([(t0 - 1e9, line_mbps)] + [(t, rc[k]) for t, _, rc in rows], t0, t1,
+                      AGREE_BIN_S)
+        diff = statistics.mean(abs(a - b) for (_, a), (_, b) in zip(kern, simu))
+        per[host] = {"diff_pct": round(100 * diff / fair_mbps, 1),
+                     "kernel_mbps": round(statistics.mean(v for _, v in kern), 2),
+                     "sim_mbps": round(statistics.mean(v for _, v in simu), 2)}
+    q = step_mean([(t, b) for t, b, _ in rows], t0, t1)
+    return {"rc_diff_pct": round(statistics.mean(p["diff_pct"] for p in per.values()), 1),
+            "senders": per, "queue_mean_kb": round(q / 1000, 1) if q is not None else None}
+
+
 def profile_text(sc, mode):
     """The DCQCN profile a mode loads: "paper scaled to 50 Mbit/s"."""
     if sc["scale"] and mode["profile"] != "lab":
@@ -508,13 +611,24 @@ def analyse(raw, sc, mode):
         if any(dev in senders.values() for dev, _ in series):
             r["rc"] = rate_stats(series, list(senders.values()), window, sc["link"],
                                  sc["rate"] / sc["senders"])
+    sim = None
+    if mode["dcqcn"]:
+        sim, why = simulate(raw, sc, mode)
+        agree = None
+        if sim and (None in window or not r["trace_complete"]):
+            why = "no complete DCQCN rate trace of the load's window"
+        elif sim:
+            agree = agreement(rate_series(os.path.join(d, "trace.txt")), sim,
+                              list(senders.values()), window, sc["link"], sc["rate"] / sc["senders"])
+            why = None if agree else "load window too short"
+        r["sim"] = agree or {"note": why}
     timed = probe_samples(d)
     s = sorted(v for _, v in timed)
     # p99.9 of fewer than 1000 pings would be the maximum: not given
     r["probe"] = {"samples": len(s), "p50_us": percentile(s, 50), "p99_us": percentile(s, 99),
                   "p999_us": percentile(s, 99.9) if len(s) >= 1000 else None,
                   "max_us": s[-1] if s else None} if sc["probe"] else None
-    return r, (s, timed)
+    return r, (s, timed, sim)
 
 
 def fmt(v, spec=""):
@@ -533,6 +647,7 @@ COLUMNS = [  # header, key or function, format
     ("CNPs sent/handled", lambda r: f"{r['cnp_sent']}/{r['cnp_handled']}", ""),
     ("PFC XOFF+XON", lambda r: f"{r.get('pfc_xoff', 0)}+{r.get('pfc_xon', 0)}", ""),
     ("paused ms", lambda r: r["senders_paused_ms"], ""),
+    ("Rc vs sim. (% fair)", lambda r: (r.get("sim") or {}).get("rc_diff_pct"), ""),
     ("probe p50/p99/p99.9 us (pings)", lambda r: "/".join(fmt(r["probe"][k], ".0f") for k in
                                                            ("p50_us", "p99_us", "p999_us"))
      + f" ({r['probe']['samples']})" if r["probe"] else "-", ""),
@@ -600,6 +715,17 @@ def checks(results, sc):
                     f"{q} KB" if q is not None else "no complete queue trace"))
         out.append((f"{r['label']}: Jain index {TARGET_JAIN:g} or more", r["jain"] >= TARGET_JAIN,
                     f"{r['jain']:.2f}"))
+        sim = r.get("sim") or {}
+        text = (f"{r['label']}: kernel and simulation within ±{round(100 * TARGET_AGREE)} % of the fair "
+                f"share of each other (each sender's Rc, mean of {AGREE_BIN_S:g} s means)")
+        if "rc_diff_pct" in sim:
+            out.append((text, sim["rc_diff_pct"] <= 100 * TARGET_AGREE,
+                        f"{sim['rc_diff_pct']:g} % on average; "
+                        + "; ".join(f"{h} {p['kernel_mbps']:g} vs {p['sim_mbps']:g} Mbit/s"
+                                    for h, p in sim["senders"].items())
+                        + f"; queue {r.get('queue_mean_kb')} vs {sim['queue_mean_kb']} KB"))
+        else:
+            out.append((text, False, sim.get("note") or "no simulation"))
     by = {r["name"]: r for r in results}
     both, pfc = by.get("dcqcn+pfc"), by.get("pfc")
     if not both or not pfc:
@@ -638,6 +764,59 @@ def write_data(path, rows):
             f.write("\t".join(f"{x:.6f}" if isinstance(x, float) else str(x) for x in row) + "\n")
 
 
+def host_colour(host):
+    """gnuplot's colour index of host hI (h1 is the receiver)."""
+    return max(int(host[1:]) - 1, 1)
+
+
+def compare_plot(sc, n, sim, rates, queue, span, data, outdir):
+    """Mode n's kernel against its simulation in AGREE_BIN_S means from the
+    load's start (the agreement figure compares them from SETTLE_S on):
+    each sender's Rc, and the bottleneck's queue. Returns the file's name."""
+    t0, end = span
+    rows = [(sim["base"] + t, q, rc) for t, q, rc in sim["rows"]]
+    m, fair, line = sc["senders"], sc["rate"] / sc["senders"], sc["link"]
+    cols = [binned([(t0 - 1e9, line)] + sender_rc(rates, f"h{k + 2}"), t0, t0 + end, AGREE_BIN_S)
+            for k in range(m)]
+    cols += [binned([(t0 - 1e9, line)] + [(t, rc[k]) for t, _, rc in rows], t0, t0 + end,
+                    AGREE_BIN_S) for k in range(m)]
+    cols.append([(t, b / 1024) for t, b in binned(queue, t0, t0 + end, AGREE_BIN_S)])
+    cols.append([(t, b / 1024) for t, b in binned([(t, b) for t, b, _ in rows], t0, t0 + end,
+                                                  AGREE_BIN_S)])
+    # one row per bin: its start, Rc of the kernel per sender, Rc of the
+    # simulation per sender, the queue of each (KiB); the last bin's values
+    # again at its end, for the steps
+    body = [[c[i][1] for c in cols] for i in range(len(cols[0]))]
+    f = os.path.join(data, f"{n}-sim.tsv")
+    write_data(f, [(i * AGREE_BIN_S, *row) for i, row in enumerate(body)]
+               + ([(len(body) * AGREE_BIN_S, *body[-1])] if body else []))
+    rc = ", ".join(
+        [f"'{f}' using 1:{2 + k} with steps lw 2 lc {host_colour(f'h{k + 2}')} title 'h{k + 2} kernel'"
+         for k in range(m)]
+        + [f"'{f}' using 1:{2 + m + k} with steps lw 2 dt 2 lc {host_colour(f'h{k + 2}')} "
+           f"title 'h{k + 2} simulated'" for k in range(m)])
+    kmin, kmax = to_bytes(sc["kmin"]) / 1024, to_bytes(sc["kmax"]) / 1024
+    name = f"{n}-sim.png"
+    gnuplot("set terminal pngcairo size 900,700 font 'sans,10'\n"
+            f"set output '{outdir}/{name}'\nset multiplot layout 2,1 title 'Kernel (solid) and "
+            f"host simulation (dashed) of the same scenario, {AGREE_BIN_S:g} s means, mode {n}'\n"
+            "set grid\nset key outside right\nset xlabel 's since the load started'\n"
+            f"set xrange [0:{max(end, AGREE_BIN_S):g}]\nset ylabel 'Rc, Mbit/s'\n"
+            f"set yrange [0:{line * 1.1:g}]\n"
+            f"set arrow 1 from graph 0, first {fair:g} to graph 1, first {fair:g} nohead dt 3\n"
+            f"set label 1 'fair share' at graph 0.01, first {fair:g} offset 0,0.6\n"
+            f"plot {rc}\n"
+            "unset arrow 1\nunset label 1\nset ylabel 'queue, KiB'\nset yrange [0:*]\n"
+            f"set arrow 2 from graph 0, first {kmin:g} to graph 1, first {kmin:g} nohead dt 3\n"
+            f"set arrow 3 from graph 0, first {kmax:g} to graph 1, first {kmax:g} nohead dt 3\n"
+            f"set label 2 'Kmin' at graph 0.01, first {kmin:g} offset 0,0.6\n"
+            f"set label 3 'Kmax' at graph 0.01, first {kmax:g} offset 0,0.6\n"
+            f"plot '{f}' using 1:{2 + 2 * m} with steps lw 2 lc 1 title 'kernel', "
+            f"'{f}' using 1:{3 + 2 * m} with steps lw 2 dt 2 lc 1 title 'simulated'\n"
+            "unset multiplot\n")
+    return name
+
+
 def plots(raw, sc, results, samples, outdir):
     """Per mode: senders' DCQCN rate, the bottleneck queue, the probe's latency
     distribution; and the queue and latency of every mode together."""
@@ -657,6 +836,8 @@ def plots(raw, sc, results, samples, outdir):
                    [(t, b / 1024) for t, b in binned(q, t0, t0 + end, QUEUE_BIN_S)])
         rates = rate_series(os.path.join(d, "trace.txt"))
         plot = []
+        # One colour per host: its Rc (solid), its throughput (dotted) and
+        # the simulation's Rc for it (dashed).
         for (dev, qpn), pts in sorted(rates.items()):
             if dev == "h1":
                 continue
@@ -664,7 +845,11 @@ def plots(raw, sc, results, samples, outdir):
             kept = [(t - t0, v) for t, v in pts if t - t0 <= end] or [(pts[0][0] - t0, pts[0][1])]
             write_data(f, kept + [(end, kept[-1][1])])
             probe = " (the probe)" if sc["probe"] and dev == f"h{sc['senders'] + 2}" else ""
-            plot.append(f"'{f}' using 1:2 with steps lw 2 title '{dev}{probe} QP {qpn}'")
+            plot.append(f"'{f}' using 1:2 with steps lw 2 lc {host_colour(dev)} "
+                        f"title '{dev}{probe} QP {qpn}'")
+        sim = samples[n][2]
+        if sim:
+            made.append(compare_plot(sc, n, sim, rates, q, (t0, end), data, outdir))
         if not plot:
             f = os.path.join(data, f"{n}-rate-line.tsv")
             write_data(f, [(0.0, sc["link"]), (end, sc["link"])])
@@ -674,18 +859,19 @@ def plots(raw, sc, results, samples, outdir):
         for host, pts in thr.items():
             f = os.path.join(data, f"{n}-throughput-{host}.tsv")
             write_data(f, pts)
-            plot.append(f"'{f}' using 1:2 with lines lw 1 dt 3 title '{host} sent (Mbit/s per "
-                        f"{THROUGHPUT_BIN_S * 1000:.0f} ms)'")
+            plot.append(f"'{f}' using 1:2 with lines lw 1 dt 3 lc {host_colour(host)} "
+                        f"title '{host} sent (Mbit/s per {THROUGHPUT_BIN_S * 1000:.0f} ms)'")
         fair = sc["rate"] / sc["senders"]
         gnuplot(term + f"set output '{outdir}/{n}-rates.png'\n"
-                f"set title 'DCQCN rate Rc of each sender (solid) and its throughput at the "
-                f"bottleneck (dotted), mode {n}'\nset xlabel 's since the load started'\n"
+                f"set title 'DCQCN rate Rc of each sender (solid), its throughput at the "
+                f"bottleneck (dotted)"
+                f", mode {n}'\nset xlabel 's since the load started'\n"
                 f"set ylabel 'Mbit/s'\nset yrange [0:{sc['link'] * 1.1:g}]\nset grid\n"
                 "set key outside below\n"
                 f"set arrow from graph 0, first {fair:g} to graph 1, first {fair:g} nohead dt 2 lw 2\n"
                 f"set label 'fair share {fair:.3g} Mbit/s' at graph 0.01, first {fair * 1.08:g}\n"
                 "plot " + ", ".join(plot) + "\n")
-        s, timed = samples[n]
+        s, timed, _ = samples[n]
         probe = ""
         if timed:
             write_data(os.path.join(data, f"{n}-probe.tsv"), [(t - t0, v / 1000) for t, v in timed])
@@ -779,6 +965,7 @@ SPREAD_FIGURES = [
     ("switch drops", lambda r: r.get("switch_drops")),
     ("PFC frames", lambda r: r["pfc_xoff"] + r["pfc_xon"] if "pfc_xoff" in r and "pfc_xon" in r else None),
     ("probe p99 us", lambda r: (r.get("probe") or {}).get("p99_us")),
+    ("Rc vs sim. % fair", lambda r: (r.get("sim") or {}).get("rc_diff_pct")),
     ("worst sender's Rc in band %",
      lambda r: min(p["in_band_pct"] for p in r["rc"]["senders"].values())
      if r.get("rc") and r["rc"]["senders"] else None),

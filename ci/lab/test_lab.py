@@ -226,7 +226,9 @@ class Report(unittest.TestCase):
             self.assertEqual(both["rc"]["fair_mbps"], 25.0)
             self.assertEqual(both["queue_mean_kb"], 6.0)
             checks = {c["check"]: c["met"] for c in rep["checks"]}
-            self.assertEqual(len(checks), 7)
+            self.assertEqual(len(checks), 8)
+            self.assertFalse(checks["DCQCN + PFC: kernel and simulation within ±25 % of the fair share of "
+                                    "each other (each sender's Rc, mean of 1 s means)"])   # no dcqcn.json
             self.assertFalse(checks["DCQCN + PFC: every sender's DCQCN rate within ±30 % of its fair share "
                                     "(25 Mbit/s) 70 % of the time or more"])
             self.assertFalse(checks["DCQCN + PFC: goodput 90 % of the port or more"])   # 24.6 of 50
@@ -252,8 +254,9 @@ class Report(unittest.TestCase):
         text, every = lab.spread([rep(80, 0.9, True), rep(90, 1.0, False), rep(85, 0.95, True)])
         self.assertFalse(every)
         self.assertIn("Spread over 3 runs", text)
-        # goodput, Jain, queue (none), drops (none), PFC frames (0), probe (none), worst sender
-        self.assertIn("| dcqcn | 85 (80-90) | 0.95 (0.9-1) | - | - | - | - | 75 (70-80) |", text)
+        # goodput, Jain, queue (none), drops (none), PFC frames (0), probe (none), simulation
+        # (none), worst sender
+        self.assertIn("| dcqcn | 85 (80-90) | 0.95 (0.9-1) | - | - | - | - | - | 75 (70-80) |", text)
         self.assertIn("| a | 3 of 3 |", text)
         self.assertIn("| b | 2 of 3 |", text)
         self.assertTrue(lab.spread([rep(80, 0.9, True)])[1])
@@ -306,6 +309,83 @@ class Report(unittest.TestCase):
         self.assertAlmostEqual(st["sum_mean_mbps"], 132.5)
         self.assertEqual(st["seconds"], 8.0)
         self.assertIsNone(lab.rate_stats({}, ["h2"], (50.0, 51.0), 100, 25.0))   # shorter than the settling
+
+    def test_kernel_against_simulation(self):
+        # settled window 52-60 s, 1 s bins; fair share 12.5. h2: 10 against
+        # the simulation's 12 (16 %); h3: 20 then 5 against 10 (60 %)
+        sim = {"base": 50.0, "rows": [(float(t), 2000.0, [12.0, 10.0]) for t in range(11)]}
+        got = lab.agreement({("h2", 17): [(51.0, 10.0)], ("h3", 18): [(51.0, 20.0), (56.0, 5.0)]},
+                            sim, ["h2", "h3"], (50.0, 60.0), 25.0, 12.5)
+        self.assertEqual(got["senders"]["h2"], {"diff_pct": 16.0, "kernel_mbps": 10.0, "sim_mbps": 12.0})
+        self.assertEqual(got["senders"]["h3"], {"diff_pct": 60.0, "kernel_mbps": 12.5, "sim_mbps": 10.0})
+        self.assertEqual((got["rc_diff_pct"], got["queue_mean_kb"]), (38.0, 2.0))
+        # a sender without rate events is at the line rate, in both
+        got = lab.agreement({}, {"base": 50.0, "rows": []}, ["h2"], (50.0, 60.0), 25.0, 12.5)
+        self.assertEqual(got["senders"]["h2"]["diff_pct"], 0.0)
+        self.assertIsNone(lab.agreement({}, sim, ["h2"], (50.0, 52.5), 25.0, 12.5))
+
+    def test_simulation_output_is_parsed_strictly(self):
+        text = "t_ms\tqueue_bytes\trc1_mbps\tgoodput1_mbps\n10.000\t1082\t25.000\t24.000\n# jain 1\n"
+        self.assertEqual(lab.parse_sim(text, 1), [(0.01, 1082.0, [25.0])])
+        with self.assertRaises(ValueError):
+            lab.parse_sim(text, 2)
+
+    def test_report_runs_the_simulation(self):
+        # A DCQCN mode with the parameters rxecc-sim prints for the paper
+        # profile scaled to 25 Mbit/s: the report runs the simulation from
+        # the senders' first packets to the load's end and compares.
+        exe = lab.sim_binary()
+        self.assertTrue(os.access(exe, os.X_OK), f"{exe}: build the userspace first")
+        with tempfile.TemporaryDirectory() as raw, tempfile.TemporaryDirectory() as out:
+            sc = scenario("senders = 2\nrate = 25mbit\nmodes = dcqcn\n")
+            sc_path = os.path.join(raw, "scenario.json")
+            with open(sc_path, "w", encoding="utf-8") as f:
+                json.dump(sc, f)
+            d = os.path.join(raw, "dcqcn")
+            os.makedirs(d)
+            with open(os.path.join(d, "dcqcn.json"), "w", encoding="utf-8") as f:
+                subprocess.run([exe, "--profile", "paper", "--scale-kbps", "25000", "--speedup", "16",
+                                "--print-params"], stdout=f, check=True)
+            pkts = [(50 + i / 100, roce_packet("10.0.2.1", "10.0.1.1", 17, i)) for i in range(1000)]
+            pkts += [(51 + i / 100, roce_packet("10.0.3.1", "10.0.1.1", 18, i)) for i in range(900)]
+            write_pcap(os.path.join(d, "swp1.pcap"), sorted(pkts, key=lambda p: p[0]))
+            with open(os.path.join(d, "trace.txt"), "w", encoding="utf-8") as f:
+                f.write("# entries-in-buffer/entries-written: 2/2   #P:2\n"
+                        "  k-1 [000] ..s1. 50.500000: rxecc_rate: dev=h2 qpn=17 event=cut rc=12500\n"
+                        "  k-1 [000] ..s1. 51.500000: rxecc_rate: dev=h3 qpn=18 event=cut rc=12500\n")
+            for name, t in (("load-start", "50.5"), ("load-done", "60.0")):
+                with open(os.path.join(d, name), "w", encoding="utf-8") as f:
+                    f.write(t + "\n")
+            with open(os.devnull, "w", encoding="utf-8") as null:
+                saved, sys.stdout = sys.stdout, null
+                try:
+                    lab.report(raw, sc_path, out)
+                finally:
+                    sys.stdout = saved
+            with open(os.path.join(out, "report.json"), encoding="utf-8") as f:
+                rep = json.load(f)
+            got = rep["modes"][0]["sim"]
+            self.assertEqual(sorted(got["senders"]), ["h2", "h3"])
+            for h in ("h2", "h3"):
+                self.assertEqual(got["senders"][h]["kernel_mbps"], 12.5)
+                self.assertGreater(got["senders"][h]["sim_mbps"], 0)
+                self.assertLessEqual(got["senders"][h]["sim_mbps"], 25)
+            check = next(c for c in rep["checks"] if "kernel and simulation" in c["check"])
+            self.assertEqual(check["met"], got["rc_diff_pct"] <= 25)
+            # the comparison figure's data: 9 bins of 1 s from the load's start
+            # (50.5 s) and the end row; time, Rc of 2 senders in each, 2 queues
+            with open(os.path.join(out, "data", "dcqcn-sim.tsv"), encoding="utf-8") as f:
+                rows = [[float(x) for x in line.split("\t")] for line in f]
+            self.assertEqual([len(r) for r in rows], [7] * 10)
+            self.assertEqual([r[0] for r in rows], [float(t) for t in range(10)])
+            self.assertEqual([r[1] for r in rows[1:]], [12.5] * 9)   # h2's kernel Rc
+            self.assertIn("dcqcn-sim.png", rep["plots"])
+            with open(os.path.join(out, "dcqcn-sim.png"), "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+            # no parameters recorded: said, and the check not met
+            os.unlink(os.path.join(d, "dcqcn.json"))
+            r, _ = lab.analyse(raw, sc, sc["modes"][0])
+            self.assertEqual(r["sim"], {"note": "no DCQCN parameters recorded (dcqcn.json)"})
 
     def test_percentile_is_nearest_rank(self):
         v = list(range(1, 101))

@@ -1,7 +1,8 @@
 #!/bin/bash
 # rxecc-sim from the command line: the lab's default scenario gives one row
 # per sample with every column, a totals line, and Rc near the fair share at
-# the end; bad input exits 2 (usage) or 1 (parameters file) with one line.
+# the end; --print-params and --params agree; bad input exits 2 (usage) or 1
+# (parameters file) with one line.
 set -u
 sim=$1
 dir=$(mktemp -d)
@@ -20,6 +21,14 @@ grep -qE '^# jain [0-9.]+ utilisation [0-9.]+ cnps [1-9][0-9]* marks [0-9]+ drop
 tail -n 2 "$dir/out.tsv" | head -n 1 |
 	awk -F'\t' '{ for (i = 3; i <= 5; i++) if ($i < 8.333 * 0.7 || $i > 8.333 * 1.3) exit 1 }' ||
 	fail "Rc at the end: $(tail -n 2 "$dir/out.tsv" | head -n 1)"
+
+# --print-params writes what --params reads: the same run from the file
+"$sim" --profile paper --scale-kbps 25000 --speedup 16 --print-params >"$dir/paper.json" ||
+	fail "--print-params: exit $?"
+grep -q '"rp_ai_rate_kbps": 25,' "$dir/paper.json" || fail "paper scaled to 25 Mbit/s: R_AI not 25 kbit/s"
+"$sim" --params "$dir/paper.json" --senders 3 --rate-kbps 25000 --duration 20 --sample-ms 100 \
+	>"$dir/file.tsv" || fail "--params from --print-params: exit $?"
+cmp -s "$dir/out.tsv" "$dir/file.tsv" || fail "--params gave another run than --profile"
 
 usage() {	# CODE WORDS ARGS...: exit CODE, one line on stderr naming WORDS
 	local code=$1 words=$2 rc

@@ -3,13 +3,15 @@
 //
 //   rxecc-sim --params FILE --senders N --rate-kbps R [options]
 //   rxecc-sim --profile NAME [--scale-kbps KBPS [--speedup N]] --senders N ...
+//   rxecc-sim (--params FILE | --profile NAME ...) --print-params
 //
 // FILE is the output of `rxecc -j dcqcn show dev DEV` (the device's DCQCN
 // parameters); or a profile, scaled as `rxecc dcqcn profile ... scale`
 // does. Prints a time series as tab-separated columns, one row per
 // --sample-ms: t_ms, queue_bytes, then each sender's Rc and goodput in
-// Mbit/s; then '#' lines with the run's totals. Exit codes: 0 success, 1 the
-// parameters file is unreadable or invalid, 2 bad usage.
+// Mbit/s; then '#' lines with the run's totals. --print-params prints the
+// parameters instead, as `rxecc -j dcqcn show` does. Exit codes: 0 success,
+// 1 the parameters file is unreadable or invalid, 2 bad usage.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -41,6 +43,7 @@ constexpr std::string_view kUsage =
     "                 [--kmin BYTES] [--kmax BYTES] [--pmax PERCENT] [--buffer BYTES]\n"
     "                 [--packet BYTES] [--delay-us US] [--duration S] [--sample-ms MS]\n"
     "                 [--start-ms MS,MS,...] [--seed N]\n"
+    "       rxecc-sim (--params FILE | --profile NAME ...) --print-params\n"
     "  FILE: `rxecc -j dcqcn show dev DEV`; rate: the bottleneck; link: each sender's\n"
     "  line rate (default: the bottleneck's); RED marking on enqueue as in sch_pfc\n";
 
@@ -83,6 +86,16 @@ void print(const rxecc::sim::Result& r, unsigned senders) {
               << "\n";
 }
 
+// The parameters as `rxecc -j dcqcn show dev DEV` prints them (its "dcqcn"
+// object), which --params reads back.
+nlohmann::json params_json(const rxecc_dcqcn_params& p) {
+    nlohmann::json dcqcn = nlohmann::json::object();
+    for (unsigned i = 0; i < rxecc_dcqcn_num_params; i++) {
+        dcqcn[rxecc_dcqcn_param_descs[i].name] = rxecc_dcqcn_param_get(&p, i);
+    }
+    return nlohmann::json::array({{{"dcqcn", dcqcn}}});
+}
+
 std::string fmt(double v) {
     std::ostringstream o;
     o << v;
@@ -100,7 +113,7 @@ struct InputError : std::runtime_error {
 using Options = std::map<std::string, std::string, std::less<>>;
 using Numbers = std::map<std::string, double, std::less<>>;
 
-Options parse_options(std::span<char*> args) {
+Options parse_options(std::span<char*> args, bool print_params) {
     static const std::vector<std::string_view> known = {
         "params",    "profile",  "scale-kbps", "speedup",  "senders", "rate-kbps",
         "link-kbps", "kmin",     "kmax",       "pmax",     "buffer",  "packet",
@@ -126,16 +139,17 @@ Options parse_options(std::span<char*> args) {
         throw UsageError("--speedup goes with --scale-kbps");
     }
     for (const char* req : {"senders", "rate-kbps"}) {
-        if (!opt.contains(req)) {
+        if (!print_params && !opt.contains(req)) {
             throw UsageError(std::string("--") + req + " is required");
         }
     }
     return opt;
 }
 
-// Every numeric option, its default where it was not given.
+// Every numeric option, its default where it was not given (--senders and
+// --rate-kbps are required for a run: parse_options).
 Numbers parse_numbers(const Options& opt) {
-    Numbers num = {{"senders", 0},     {"rate-kbps", 0}, {"link-kbps", 0},   {"kmin", 10000},
+    Numbers num = {{"senders", 1},     {"rate-kbps", 1}, {"link-kbps", 0},   {"kmin", 10000},
                    {"kmax", 40000},    {"pmax", 20},     {"buffer", 262144}, {"packet", 1082},
                    {"delay-us", 1500}, {"duration", 20}, {"sample-ms", 100}, {"seed", 1},
                    {"scale-kbps", 0},  {"speedup", 1}};
@@ -262,7 +276,21 @@ int run(std::span<char*> args) {
         return 0;
     }
     try {
-        const Options opt = parse_options(args);
+        std::vector<char*> rest;
+        bool print_params = false;
+        for (char* a : args) {
+            if (std::string_view(a) == "--print-params") {
+                print_params = true;
+            } else {
+                rest.push_back(a);
+            }
+        }
+        const Options opt = parse_options(rest, print_params);
+        if (print_params) {
+            Numbers num = parse_numbers(opt);
+            std::cout << params_json(load_params(opt, num)).dump(2) << "\n";
+            return 0;
+        }
         Numbers num = parse_numbers(opt);
         const auto cfg = make_config(opt, num);
         print(rxecc::sim::run(cfg), cfg.flows);
