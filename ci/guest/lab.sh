@@ -182,7 +182,7 @@ load_window() {
 }
 
 run_mode() {
-	local m=$1 dir="$LAB_OUT/$1" i pids=() rc=0 cap n=0
+	local m=$1 dir="$LAB_OUT/$1" i k pids=() rc=0 cap n=0
 	mkdir -p "$dir"
 	mode_set "$m" || { say "$m: configuration failed"; return 1; }
 	fabric_in 2 "$T" -j dcqcn show dev "$(fabric_dev 2)" >"$dir/dcqcn.json" ||
@@ -190,7 +190,8 @@ run_mode() {
 	counters >"$dir/before.txt"
 	for i in $SENDER_HOSTS; do
 		fabric_in 1 timeout $((DURATION + 90)) ib_write_bw -d h1 -x "$(fabric_gid 1)" -F \
-			-s "$MESSAGE" -D "$DURATION" -p $((18700 + i)) --tclass=$TCLASS -u "$QP_TIMEOUT" \
+			-s "$MESSAGE" -D $((DURATION - 2 * (i - 2) * STAGGER)) -p $((18700 + i)) \
+			--tclass=$TCLASS -u "$QP_TIMEOUT" \
 			>"$dir/s$i.log" 2>&1 &
 		pids+=($!)
 		n=$((n + 1))
@@ -210,10 +211,17 @@ run_mode() {
 	# ksoftirqd) would otherwise wait behind them: at nice 0, the senders
 	# reached 43 % of the port and the probe's median was 12 ms with an
 	# empty queue, at nice 19 68 % and 0.9 ms.
+	# With STAGGER, sender k (h2 is 0) starts k * STAGGER s after the first
+	# and sends 2 k * STAGGER s less: they join one at a time and leave in
+	# reverse order, STAGGER s apart (perftest's margins are the same for all).
 	for i in $SENDER_HOSTS; do
-		client_run "$dir/c$i.log" ip netns exec "$(fabric_ns "$i")" nice -n 19 ib_write_bw -d "h$i" \
-			-x "$(fabric_gid "$i")" -F -s "$MESSAGE" -D "$DURATION" -p $((18700 + i)) \
-			--tclass=$TCLASS -u "$QP_TIMEOUT" "$(fabric_ip 1)" >/dev/null &
+		k=$((i - 2))
+		(
+			sleep $((k * STAGGER))
+			client_run "$dir/c$i.log" ip netns exec "$(fabric_ns "$i")" nice -n 19 ib_write_bw \
+				-d "h$i" -x "$(fabric_gid "$i")" -F -s "$MESSAGE" -D $((DURATION - 2 * k * STAGGER)) \
+				-p $((18700 + i)) --tclass=$TCLASS -u "$QP_TIMEOUT" "$(fabric_ip 1)" >/dev/null
+		) &
 		pids+=($!)
 	done
 	rm -f "$dir/load-done" "$dir/load-start"

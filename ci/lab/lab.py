@@ -123,6 +123,8 @@ KEYS = {
     "scale": (parse_bool, "on", "the profile (mlx5, paper) scaled to `link`"),
     "speedup": (parse_int(1, 1024), "16", "the scaled profile's clocks run this many times faster "
                 "(its times and byte counter divided by it)"),
+    "stagger": (parse_int(0, 60), "0", "seconds between senders joining (h2 first) and again between "
+                "them leaving, in reverse order; 0: all together"),
     "qp_timeout": (parse_int(1, 31), "18", "QP ACK timeout exponent (perftest -u, rxecc-verbs --ack-timeout)"),
     "modes": (parse_modes, "baseline pfc dcqcn dcqcn+pfc", "modes, in order"),
 }
@@ -196,6 +198,11 @@ def read_scenario(path, overrides):
         mode["name"] = name
         resolved.append(mode)
     sc["modes"] = resolved
+    alone = sc["duration"] - 2 * (sc["senders"] - 1) * sc["stagger"]
+    if sc["stagger"] and alone < 4:
+        raise ScenarioError(f"{path or 'scenario'}: duration {sc['duration']} is too short for "
+                            f"{sc['senders']} senders joining and leaving every {sc['stagger']} s: "
+                            f"the last would send {alone} s (at least 4)")
     for a, b in (("xon", "xoff"), ("kmin", "kmax")):
         if to_bytes(sc[a]) > to_bytes(sc[b]):
             raise ScenarioError(f"{path or 'scenario'}: {a} {sc[a]} is above {b} {sc[b]}")
@@ -222,7 +229,7 @@ def write_shell(sc, path):
            f"HEADROOM={q(sc['headroom'])}", f"KMIN={q(sc['kmin'])}", f"KMAX={q(sc['kmax'])}",
            f"PMAX={sc['pmax']}", f"LINK={sc['link']}mbit", f"QP_TIMEOUT={sc['qp_timeout']}",
            f"SHAPE_HOSTS={int(sc['shape_hosts'])}", f"SCALE={int(sc['scale'])}",
-           f"SPEEDUP={sc['speedup']}",
+           f"SPEEDUP={sc['speedup']}", f"STAGGER={sc['stagger']}",
            "MODES=(" + " ".join(q(m["name"]) for m in sc["modes"]) + ")",
            "declare -A M_PFC M_DCQCN M_PROFILE M_SET"]
     for m in sc["modes"]:
@@ -353,35 +360,68 @@ def sender_rc(series, host):
     return next((p for (dev, _), p in sorted(series.items()) if dev == host), [])
 
 
-def rate_stats(series, senders, window, line_mbps, fair_mbps):
-    """Each sender's DCQCN rate Rc against its fair share, over the load's
-    window less its first SETTLE_S: {host: {median_mbps, in_band_pct}} and the
-    time-weighted mean of the senders' summed Rc. Rc is a step function of
-    the rxecc_rate events; before a QP's first event, and for a sender that
-    has none, it is the line rate (the limiter is off). A sender with several
-    QPs counts by its first."""
-    t0, t1 = window[0] + SETTLE_S, window[1]
-    if t1 <= t0:
+def settled_segments(sc, d, window, senders):
+    """The parts of the load's window the rate statistics look at: [(start,
+    end, senders present)], each SETTLE_S after the senders present last
+    changed. All senders throughout, less the window's first SETTLE_S; with
+    `stagger`, a part per step between a sender's first and last packet at
+    the bottleneck (CLOCK_MONOTONIC)."""
+    w0, w1 = window
+    if not sc.get("stagger"):
+        return [(w0 + SETTLE_S, w1, list(senders))] if w1 > w0 + SETTLE_S else []
+    off = clock_offset(d)
+    spans = {h: (a - off, b - off)
+             for h, (a, b) in packet_spans(os.path.join(d, "swp1.pcap"), sc["senders"]).items()}
+    edges = sorted({w0, w1} | {t for span in spans.values() for t in span if w0 < t < w1})
+    out = []
+    for a, b in zip(edges, edges[1:]):
+        mid = (a + b) / 2
+        present = [h for h in senders if h in spans and spans[h][0] <= mid <= spans[h][1]]
+        if present and b > a + SETTLE_S:
+            out.append((a + SETTLE_S, b, present))
+    return out
+
+
+def rc_steps(pts, a, b, line_mbps):
+    """A sender's Rc over [a, b] as [(value, seconds)]: the step function of
+    its rxecc_rate events, the line rate before the first."""
+    steps = [(a, next((v for t, v in reversed(pts) if t <= a), line_mbps))]
+    steps += [(t, v) for t, v in pts if a < t < b]
+    return [(v, y - x) for (x, v), (y, _) in zip(steps, steps[1:] + [(b, 0)])]
+
+
+def rate_stats(series, segments, senders, line_mbps, rate_mbps):
+    """Each sender's DCQCN rate Rc against its fair share (the port's rate
+    over the senders present) in the settled segments: {host: {median_mbps,
+    in_band_pct}} and the time-weighted mean of the senders' summed Rc. Rc
+    is a step function of the rxecc_rate events; before a QP's first event,
+    and for a sender that has none, it is the line rate (the limiter is off).
+    A sender with several QPs counts by its first."""
+    seconds = sum(b - a for a, b, _ in segments)
+    if seconds <= 0:
         return None
-    per = {}
+    per, total = {}, 0.0
     for host in senders:
         pts = sender_rc(series, host)
-        steps = [(t0, next((v for t, v in reversed(pts) if t <= t0), line_mbps))]
-        steps += [(t, v) for t, v in pts if t0 < t < t1]
-        spans = [(v, b - a) for (a, v), (b, _) in zip(steps, steps[1:] + [(t1, 0)])]
-        inside = sum(d for v, d in spans if abs(v - fair_mbps) <= FAIR_BAND * fair_mbps)
+        spans = []     # (Rc, seconds, fair share)
+        for a, b, present in segments:
+            if host in present:
+                fair = rate_mbps / len(present)
+                spans += [(v, t, fair) for v, t in rc_steps(pts, a, b, line_mbps)]
+        mine = sum(t for _, t, _ in spans)
+        if mine <= 0:
+            continue
+        inside = sum(t for v, t, f in spans if abs(v - f) <= FAIR_BAND * f)
         acc, median = 0.0, spans[-1][0]
-        for v, d in sorted(spans):
-            acc += d
-            if acc >= (t1 - t0) / 2:
+        for v, t, _ in sorted(spans):
+            acc += t
+            if acc >= mine / 2:
                 median = v
                 break
-        per[host] = {"median_mbps": round(median, 1),
-                     "in_band_pct": round(100 * inside / (t1 - t0), 1),
-                     "mean_mbps": sum(v * d for v, d in spans) / (t1 - t0)}
-    total = sum(p.pop("mean_mbps") for p in per.values())
-    return {"fair_mbps": round(fair_mbps, 2), "band_pct": round(100 * FAIR_BAND),
-            "seconds": round(t1 - t0, 2), "senders": per, "sum_mean_mbps": round(total, 1)}
+        per[host] = {"median_mbps": round(median, 1), "in_band_pct": round(100 * inside / mine, 1)}
+        total += sum(v * t for v, t, _ in spans)
+    return {"fair_mbps": round(rate_mbps / len(senders), 2), "band_pct": round(100 * FAIR_BAND),
+            "seconds": round(seconds, 2), "senders": per, "sum_mean_mbps": round(total / seconds, 1)}
 
 
 QTRACE = re.compile(r"\s([0-9]+\.[0-9]+): pfc_queue: dev=(\S+) prio=([0-9]+) backlog=([0-9]+)")
@@ -465,15 +505,17 @@ def sim_binary():
     return os.environ.get("RXECC_SIM") or os.path.join(TOP, "build", "userspace", "rxecc-sim")
 
 
-def first_packets(pcap, senders):
-    """{host: time of its first data packet at the bottleneck} (capture clock)."""
+def packet_spans(pcap, senders):
+    """{host: (first, last)}: when each sender's data packets reached the
+    bottleneck (capture clock)."""
     src = {f"10.0.{i}.1": f"h{i}" for i in range(2, senders + 2)}
-    first = {}
+    spans = {}
     if os.path.exists(pcap):
         for t, s, d, _ in packets(pcap):
-            if d == "10.0.1.1" and s in src and src[s] not in first:
-                first[src[s]] = t
-    return first
+            if d == "10.0.1.1" and s in src:
+                h = src[s]
+                spans[h] = (spans[h][0], t) if h in spans else (t, t)
+    return spans
 
 
 def parse_sim(text, senders):
@@ -503,48 +545,61 @@ def simulate(raw, sc, mode):
     exe = sim_binary()
     if not os.access(exe, os.X_OK):
         return None, f"{exe} is not built"
-    start, done = load_window(d)
-    first = first_packets(os.path.join(d, "swp1.pcap"), sc["senders"])
+    _, done = load_window(d)
+    spans = packet_spans(os.path.join(d, "swp1.pcap"), sc["senders"])
     hosts = [f"h{i}" for i in range(2, sc["senders"] + 2)]
-    if done is None or any(h not in first for h in hosts):
+    if done is None or any(h not in spans for h in hosts):
         return None, "no load window or a sender without packets"
     off = clock_offset(d)
-    base = min(first.values()) - off
-    starts = ",".join(f"{(first[h] - off - base) * 1000:.1f}" for h in hosts)
+    base = min(a for a, _ in spans.values()) - off
+    start = [spans[h][0] - off - base for h in hosts]
     cmd = [exe, "--params", params, "--senders", str(sc["senders"]),
            "--rate-kbps", f"{sc['rate'] * 1000:g}", "--link-kbps", f"{sc['link'] * 1000:g}",
            "--kmin", str(to_bytes(sc["kmin"])), "--kmax", str(to_bytes(sc["kmax"])),
            "--pmax", str(sc["pmax"]), "--buffer", str(to_bytes(sc["buffer"])),
-           "--duration", f"{max(done - base, 0.1):.3f}", "--sample-ms", str(SIM_SAMPLE_MS),
-           "--start-ms", starts]
+           # the simulation runs its duration after the last start
+           "--duration", f"{max(done - base - max(start), 0.1):.3f}",
+           "--sample-ms", str(SIM_SAMPLE_MS), "--start-ms", ",".join(f"{t * 1000:.1f}" for t in start)]
+    if sc.get("stagger"):
+        # senders that leave: each stops after its last packet
+        cmd += ["--stop-ms", ",".join(f"{(spans[h][1] - off - base) * 1000:.1f}" for h in hosts)]
     r = subprocess.run(cmd, text=True, capture_output=True, check=False)
     if r.returncode != 0:
         return None, "rxecc-sim: " + (r.stderr.strip().splitlines() or ["failed"])[0]
     return {"base": base, "rows": parse_sim(r.stdout, sc["senders"])}, None
 
 
-def agreement(series, sim, senders, window, line_mbps, fair_mbps):
-    """Kernel against simulation over the settled window: per sender the
-    mean |Rc_kernel - Rc_sim| of their AGREE_BIN_S means, in % of the fair
-    share, and both means; "rc_diff_pct": the mean over the senders; the
-    simulated queue's mean (KB)."""
-    t0, t1 = window[0] + SETTLE_S, window[1]
-    if t1 - t0 < AGREE_BIN_S:
-        return None
+def agreement(series, sim, segments, senders, line_mbps, rate_mbps):
+    """Kernel against simulation in the settled segments: per sender the
+    mean |Rc_kernel - Rc_sim| of their AGREE_BIN_S means while it is
+    present, in % of its fair share then, and both means; "rc_diff_pct": the
+    mean over the senders; the simulated queue's mean (KB)."""
     rows = [(sim["base"] + t, q, rc) for t, q, rc in sim["rows"]]
     per = {}
     for k, host in enumerate(senders):
         pts = sender_rc(series, host)
-        kern = binned([(t0 - 1e9, line_mbps)] + pts, t0, t1, AGREE_BIN_S)
-        simu = binned([(t0 - 1e9, line_mbps)] + [(t, rc[k]) for t, _, rc in rows], t0, t1,
-                      AGREE_BIN_S)
-        diff = statistics.mean(abs(a - b) for (_, a), (_, b) in zip(kern, simu))
-        per[host] = {"diff_pct": round(100 * diff / fair_mbps, 1),
-                     "kernel_mbps": round(statistics.mean(v for _, v in kern), 2),
-                     "sim_mbps": round(statistics.mean(v for _, v in simu), 2)}
-    q = step_mean([(t, b) for t, b, _ in rows], t0, t1)
+        sim_pts = [(t, rc[k]) for t, _, rc in rows]
+        diffs, kern, simu = [], [], []
+        for a, b, present in segments:
+            if host not in present:
+                continue
+            fair = rate_mbps / len(present)
+            ka = binned([(a - 1e9, line_mbps)] + pts, a, b, AGREE_BIN_S)
+            sa = binned([(a - 1e9, line_mbps)] + sim_pts, a, b, AGREE_BIN_S)
+            diffs += [abs(x - y) / fair for (_, x), (_, y) in zip(ka, sa)]
+            kern += [x for _, x in ka]
+            simu += [y for _, y in sa]
+        if diffs:
+            per[host] = {"diff_pct": round(100 * statistics.mean(diffs), 1),
+                         "kernel_mbps": round(statistics.mean(kern), 2),
+                         "sim_mbps": round(statistics.mean(simu), 2)}
+    if not per:
+        return None
+    queue = [(t, b) for t, b, _ in rows]
+    seconds = sum(b - a for a, b, _ in segments)
+    q = sum(step_mean(queue, a, b) * (b - a) for a, b, _ in segments) / seconds
     return {"rc_diff_pct": round(statistics.mean(p["diff_pct"] for p in per.values()), 1),
-            "senders": per, "queue_mean_kb": round(q / 1000, 1) if q is not None else None}
+            "senders": per, "queue_mean_kb": round(q / 1000, 1)}
 
 
 def profile_text(sc, mode):
@@ -601,25 +656,26 @@ def analyse(raw, sc, mode):
     # A trace that lost its oldest events would count the lost time as an
     # empty queue: no mean then.
     r["trace_complete"] = trace_complete(os.path.join(d, "trace.txt"))
-    if None not in window and r["trace_complete"]:
-        mean = step_mean(q, window[0] + SETTLE_S, window[1])
-        r["queue_mean_kb"] = round(mean / 1000, 1) if mean is not None and q else None
-    if mode["dcqcn"] and None not in window and r["trace_complete"]:
-        series = rate_series(os.path.join(d, "trace.txt"))
+    hs = list(senders.values())
+    segs = settled_segments(sc, d, window, hs) if None not in window else []
+    if segs and r["trace_complete"]:
+        seconds = sum(b - a for a, b, _ in segs)
+        mean = sum(step_mean(q, a, b) * (b - a) for a, b, _ in segs) / seconds
+        r["queue_mean_kb"] = round(mean / 1000, 1) if q else None
+    series = rate_series(os.path.join(d, "trace.txt"))
+    if mode["dcqcn"] and segs and r["trace_complete"]:
         # Without a single rate event of a sender the trace says nothing
         # (it would read as every sender at the line rate throughout).
-        if any(dev in senders.values() for dev, _ in series):
-            r["rc"] = rate_stats(series, list(senders.values()), window, sc["link"],
-                                 sc["rate"] / sc["senders"])
+        if any(dev in hs for dev, _ in series):
+            r["rc"] = rate_stats(series, segs, hs, sc["link"], sc["rate"])
     sim = None
     if mode["dcqcn"]:
         sim, why = simulate(raw, sc, mode)
         agree = None
-        if sim and (None in window or not r["trace_complete"]):
+        if sim and (not segs or not r["trace_complete"]):
             why = "no complete DCQCN rate trace of the load's window"
         elif sim:
-            agree = agreement(rate_series(os.path.join(d, "trace.txt")), sim,
-                              list(senders.values()), window, sc["link"], sc["rate"] / sc["senders"])
+            agree = agreement(series, sim, segs, hs, sc["link"], sc["rate"])
             why = None if agree else "load window too short"
         r["sim"] = agree or {"note": why}
     timed = probe_samples(d)
@@ -769,13 +825,54 @@ def host_colour(host):
     return max(int(host[1:]) - 1, 1)
 
 
-def compare_plot(sc, n, sim, rates, queue, span, data, outdir):
+def fair_steps(sc, d, t0, end):
+    """[(s since t0, Mbit/s)]: the port's rate over the senders present (by
+    their first and last packet at the bottleneck), a step at each change."""
+    off = clock_offset(d)
+    spans = packet_spans(os.path.join(d, "swp1.pcap"), sc["senders"])
+    edges = sorted({0.0, end} | {t - off - t0 for span in spans.values() for t in span
+                                 if 0 < t - off - t0 < end})
+    out = []
+    for a, b in zip(edges, edges[1:]):
+        mid = t0 + off + (a + b) / 2
+        n = sum(1 for x, y in spans.values() if x <= mid <= y)
+        out.append((a, sc["rate"] / n if n else 0.0))
+    return out + [(end, out[-1][1])] if out else []
+
+
+def jain_plot(sc, n, thr, term, data, outdir):
+    """Mode n with senders that join and leave: Jain's index per
+    THROUGHPUT_BIN_S of the senders that sent in that bin, over time."""
+    hosts = sorted(thr, key=lambda h: int(h[1:]))
+    rows = []
+    for k, (t, _) in enumerate(thr[hosts[0]]):
+        x = [thr[h][k][1] for h in hosts if k < len(thr[h]) and thr[h][k][1] > 0]
+        if x:
+            rows.append((t, sum(x) ** 2 / (len(x) * sum(v * v for v in x)), len(x)))
+    f = os.path.join(data, f"{n}-jain.tsv")
+    write_data(f, rows)
+    name = f"{n}-jain.png"
+    gnuplot(term + f"set output '{outdir}/{name}'\n"
+            f"set title 'Fairness among the senders present (Jain, per {THROUGHPUT_BIN_S * 1000:.0f} ms "
+            f"of throughput), mode {n}'\nset xlabel 's since the load started'\n"
+            "set ylabel 'Jain index'\nset yrange [0:1.05]\nset y2label 'senders present'\n"
+            f"set y2range [0:{sc['senders'] + 0.5:g}]\nset y2tics 1\nset ytics nomirror\nset grid\n"
+            "set key outside below\n"
+            f"plot '{f}' using 1:2 with lines lw 1.5 title 'Jain index', "
+            f"'{f}' using 1:3 axes x1y2 with steps lw 2 dt 2 lc black title 'senders sending (right)'\n")
+    return name
+
+
+def compare_plot(sc, n, sim, rates, queue, span, shares, data, outdir):
     """Mode n's kernel against its simulation in AGREE_BIN_S means from the
     load's start (the agreement figure compares them from SETTLE_S on):
-    each sender's Rc, and the bottleneck's queue. Returns the file's name."""
+    each sender's Rc with the fair share (`shares`, fair_steps), and the
+    bottleneck's queue. Returns the file's name."""
     t0, end = span
     rows = [(sim["base"] + t, q, rc) for t, q, rc in sim["rows"]]
-    m, fair, line = sc["senders"], sc["rate"] / sc["senders"], sc["link"]
+    m, line = sc["senders"], sc["link"]
+    fair = os.path.join(data, f"{n}-sim-fair.tsv")
+    write_data(fair, shares)
     cols = [binned([(t0 - 1e9, line)] + sender_rc(rates, f"h{k + 2}"), t0, t0 + end, AGREE_BIN_S)
             for k in range(m)]
     cols += [binned([(t0 - 1e9, line)] + [(t, rc[k]) for t, _, rc in rows], t0, t0 + end,
@@ -803,10 +900,8 @@ def compare_plot(sc, n, sim, rates, queue, span, data, outdir):
             "set grid\nset key outside right\nset xlabel 's since the load started'\n"
             f"set xrange [0:{max(end, AGREE_BIN_S):g}]\nset ylabel 'Rc, Mbit/s'\n"
             f"set yrange [0:{line * 1.1:g}]\n"
-            f"set arrow 1 from graph 0, first {fair:g} to graph 1, first {fair:g} nohead dt 3\n"
-            f"set label 1 'fair share' at graph 0.01, first {fair:g} offset 0,0.6\n"
-            f"plot {rc}\n"
-            "unset arrow 1\nunset label 1\nset ylabel 'queue, KiB'\nset yrange [0:*]\n"
+            f"plot {rc}, '{fair}' using 1:2 with steps lw 1 dt 3 lc black title 'fair share'\n"
+            "set ylabel 'queue, KiB'\nset yrange [0:*]\n"
             f"set arrow 2 from graph 0, first {kmin:g} to graph 1, first {kmin:g} nohead dt 3\n"
             f"set arrow 3 from graph 0, first {kmax:g} to graph 1, first {kmax:g} nohead dt 3\n"
             f"set label 2 'Kmin' at graph 0.01, first {kmin:g} offset 0,0.6\n"
@@ -849,7 +944,9 @@ def plots(raw, sc, results, samples, outdir):
                         f"title '{dev}{probe} QP {qpn}'")
         sim = samples[n][2]
         if sim:
-            made.append(compare_plot(sc, n, sim, rates, q, (t0, end), data, outdir))
+            shares = fair_steps(sc, d, t0, end) if sc.get("stagger") else \
+                [(0.0, sc["rate"] / sc["senders"]), (end, sc["rate"] / sc["senders"])]
+            made.append(compare_plot(sc, n, sim, rates, q, (t0, end), shares, data, outdir))
         if not plot:
             f = os.path.join(data, f"{n}-rate-line.tsv")
             write_data(f, [(0.0, sc["link"]), (end, sc["link"])])
@@ -862,15 +959,24 @@ def plots(raw, sc, results, samples, outdir):
             plot.append(f"'{f}' using 1:2 with lines lw 1 dt 3 lc {host_colour(host)} "
                         f"title '{host} sent (Mbit/s per {THROUGHPUT_BIN_S * 1000:.0f} ms)'")
         fair = sc["rate"] / sc["senders"]
+        if sc.get("stagger"):
+            # the fair share of the senders present, a step at each join and leave
+            f = os.path.join(data, f"{n}-fair.tsv")
+            write_data(f, fair_steps(sc, d, t0, end))
+            plot.append(f"'{f}' using 1:2 with steps lw 2 dt 2 lc black title 'fair share (port / senders present)'")
+            fair_line = ""
+        else:
+            fair_line = (f"set arrow from graph 0, first {fair:g} to graph 1, first {fair:g} nohead dt 2 lw 2\n"
+                         f"set label 'fair share {fair:.3g} Mbit/s' at graph 0.01, first {fair * 1.08:g}\n")
         gnuplot(term + f"set output '{outdir}/{n}-rates.png'\n"
                 f"set title 'DCQCN rate Rc of each sender (solid), its throughput at the "
                 f"bottleneck (dotted)"
                 f", mode {n}'\nset xlabel 's since the load started'\n"
                 f"set ylabel 'Mbit/s'\nset yrange [0:{sc['link'] * 1.1:g}]\nset grid\n"
-                "set key outside below\n"
-                f"set arrow from graph 0, first {fair:g} to graph 1, first {fair:g} nohead dt 2 lw 2\n"
-                f"set label 'fair share {fair:.3g} Mbit/s' at graph 0.01, first {fair * 1.08:g}\n"
+                "set key outside below\n" + fair_line +
                 "plot " + ", ".join(plot) + "\n")
+        if sc.get("stagger") and thr:
+            made.append(jain_plot(sc, n, thr, term, data, outdir))
         s, timed, _ = samples[n]
         probe = ""
         if timed:

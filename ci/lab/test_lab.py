@@ -303,26 +303,26 @@ class Report(unittest.TestCase):
         # h2 at 25 Mbit/s (the fair share) for 4 of the 8 settled seconds,
         # then 40; h3 never limited: at the line rate of 100
         st = lab.rate_stats({("h2", 17): [(51.0, 25.0), (56.0, 40.0)], ("h1", 3): [(53.0, 25.0)]},
-                            ["h2", "h3"], (50.0, 60.0), 100, 25.0)
+                            [(52.0, 60.0, ["h2", "h3"])], ["h2", "h3"], 100, 50.0)
         self.assertEqual(st["senders"]["h2"], {"median_mbps": 25.0, "in_band_pct": 50.0})
         self.assertEqual(st["senders"]["h3"], {"median_mbps": 100.0, "in_band_pct": 0.0})
         self.assertAlmostEqual(st["sum_mean_mbps"], 132.5)
         self.assertEqual(st["seconds"], 8.0)
-        self.assertIsNone(lab.rate_stats({}, ["h2"], (50.0, 51.0), 100, 25.0))   # shorter than the settling
+        self.assertIsNone(lab.rate_stats({}, [], ["h2"], 100, 25.0))   # nothing settled
 
     def test_kernel_against_simulation(self):
         # settled window 52-60 s, 1 s bins; fair share 12.5. h2: 10 against
         # the simulation's 12 (16 %); h3: 20 then 5 against 10 (60 %)
         sim = {"base": 50.0, "rows": [(float(t), 2000.0, [12.0, 10.0]) for t in range(11)]}
         got = lab.agreement({("h2", 17): [(51.0, 10.0)], ("h3", 18): [(51.0, 20.0), (56.0, 5.0)]},
-                            sim, ["h2", "h3"], (50.0, 60.0), 25.0, 12.5)
+                            sim, [(52.0, 60.0, ["h2", "h3"])], ["h2", "h3"], 25.0, 25.0)
         self.assertEqual(got["senders"]["h2"], {"diff_pct": 16.0, "kernel_mbps": 10.0, "sim_mbps": 12.0})
         self.assertEqual(got["senders"]["h3"], {"diff_pct": 60.0, "kernel_mbps": 12.5, "sim_mbps": 10.0})
         self.assertEqual((got["rc_diff_pct"], got["queue_mean_kb"]), (38.0, 2.0))
         # a sender without rate events is at the line rate, in both
-        got = lab.agreement({}, {"base": 50.0, "rows": []}, ["h2"], (50.0, 60.0), 25.0, 12.5)
+        got = lab.agreement({}, {"base": 50.0, "rows": []}, [(52.0, 60.0, ["h2"])], ["h2"], 25.0, 12.5)
         self.assertEqual(got["senders"]["h2"]["diff_pct"], 0.0)
-        self.assertIsNone(lab.agreement({}, sim, ["h2"], (50.0, 52.5), 25.0, 12.5))
+        self.assertIsNone(lab.agreement({}, sim, [(52.0, 52.5, ["h2"])], ["h2"], 25.0, 12.5))
 
     def test_simulation_output_is_parsed_strictly(self):
         text = "t_ms\tqueue_bytes\trc1_mbps\tgoodput1_mbps\n10.000\t1082\t25.000\t24.000\n# jain 1\n"
@@ -386,6 +386,30 @@ class Report(unittest.TestCase):
             os.unlink(os.path.join(d, "dcqcn.json"))
             r, _ = lab.analyse(raw, sc, sc["modes"][0])
             self.assertEqual(r["sim"], {"note": "no DCQCN parameters recorded (dcqcn.json)"})
+
+    def test_senders_that_join_and_leave(self):
+        # stagger 5: h2 sends 50-60 s, h3 55-60 s (capture clock = trace's);
+        # the statistics skip 2 s after each change: 52-55 with h2 alone (fair
+        # share the port's 50), 57-60 with both (25 each)
+        sc = scenario("senders = 2\nrate = 50mbit\nstagger = 5\nduration = 20\n")
+        self.assertEqual(sc["stagger"], 5)
+        with self.assertRaisesRegex(lab.ScenarioError, "too short for 3 senders joining and leaving"):
+            scenario("senders = 3\nstagger = 5\nduration = 23\n")
+        with tempfile.TemporaryDirectory() as d:
+            pkts = [(50 + i / 100, roce_packet("10.0.2.1", "10.0.1.1", 17, i)) for i in range(1001)]
+            pkts += [(55 + i / 100, roce_packet("10.0.3.1", "10.0.1.1", 18, i)) for i in range(501)]
+            write_pcap(os.path.join(d, "swp1.pcap"), sorted(pkts, key=lambda p: p[0]))
+            segs = lab.settled_segments(sc, d, (50.0, 60.0), ["h2", "h3"])
+            self.assertEqual(segs, [(52.0, 55.0, ["h2"]), (57.0, 60.0, ["h2", "h3"])])
+            steps = lab.fair_steps(sc, d, 50.0, 10.0)
+            self.assertEqual(steps, [(0.0, 50.0), (5.0, 25.0), (10.0, 25.0)])
+        # h2 at the port's rate alone, then at half; h3 at half: in band
+        # throughout; h3 at 40 for its last second: 2 of its 3 s in band
+        st = lab.rate_stats({("h2", 17): [(50.5, 50.0), (55.5, 25.0)], ("h3", 18): [(55.5, 25.0), (59.0, 40.0)]},
+                            segs, ["h2", "h3"], 50, 50.0)
+        self.assertEqual(st["senders"]["h2"], {"median_mbps": 25.0, "in_band_pct": 100.0})
+        self.assertAlmostEqual(st["senders"]["h3"]["in_band_pct"], 66.7)
+        self.assertEqual(st["seconds"], 6.0)
 
     def test_percentile_is_nearest_rank(self):
         v = list(range(1, 101))

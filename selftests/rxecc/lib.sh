@@ -38,6 +38,15 @@ else
 	LOGDIR=${LOGDIR:-$(mktemp -d)}
 fi
 mkdir -p "$LOGDIR"
+# RXECC_XTRACE=1 (ci/vm.sh passes it on): every command a test script runs,
+# with its time and process, to $LOGDIR/xtrace.log; ci/xtrace-report.py
+# sums where the time went.
+if [ "${RXECC_XTRACE:-0}" = 1 ]; then
+	exec {_xtrace_fd}>>"$LOGDIR/xtrace.log"
+	BASH_XTRACEFD=$_xtrace_fd
+	PS4='+ ${EPOCHREALTIME} ${BASHPID} ${BASH_SOURCE[0]##*/}:${LINENO} '
+	set -x
+fi
 
 # ---- KTAP -----------------------------------------------------------------
 _ktap_num=0 _ktap_pass=0 _ktap_fail=0 _ktap_skip=0 _ktap_mark=$SECONDS

@@ -89,8 +89,8 @@ class Sim {
             first = std::min(first, t);
             push(t, Ev::Tx, i);
         }
+        first_start_ = first;
         if (c.sample_ms > 0) {
-            first_start_ = first;
             push(first + ns(c.sample_ms * 1e6), Ev::Sample, 0);
         }
     }
@@ -129,6 +129,17 @@ class Sim {
 
     void push(std::uint64_t t, Ev type, unsigned flow) { events_.push({t, seq_++, type, flow}); }
 
+    // Whether flow i sends at t: from its start until its stop, if it has one.
+    [[nodiscard]] bool sending(unsigned i, std::uint64_t t) const {
+        if (t < ns(start_of(cfg_, i) * 1e6)) {
+            return false;
+        }
+        if (i >= cfg_.stop_ms.size() || cfg_.stop_ms[i] <= 0) {
+            return true;
+        }
+        return t < ns(cfg_.stop_ms[i] * 1e6);
+    }
+
     [[nodiscard]] std::uint64_t rate(const Flow& f) const {
         return f.rp.active != 0 ? std::min(f.rp.rc, line_kbps_) : line_kbps_;
     }
@@ -138,9 +149,10 @@ class Sim {
         smp.t_ms = static_cast<double>(t - first_start_) / 1e6;
         smp.queue_bytes = queue_bytes_;
         const double secs = cfg_.sample_ms / 1e3;
-        for (auto& f : flows_) {
+        for (unsigned i = 0; i < flows_.size(); i++) {
+            auto& f = flows_[i];
             rxecc_dcqcn_rp_advance(&f.rp, &cfg_.params, line_kbps_, t);
-            smp.rc_mbps.push_back(static_cast<double>(rate(f)) / 1e3);
+            smp.rc_mbps.push_back(sending(i, t) ? static_cast<double>(rate(f)) / 1e3 : 0.0);
             smp.goodput_mbps.push_back(f.sample_bytes * 8 / secs / 1e6);
             f.sample_bytes = 0;
         }
@@ -152,6 +164,9 @@ class Sim {
         const std::uint64_t delay = ns(cfg_.delay_us * 1e3);
         switch (e.type) {
             case Ev::Tx:
+                if (!sending(e.flow, e.t)) {
+                    break;  // stopped: no more packets
+                }
                 rxecc_dcqcn_rp_sent(&f.rp, &cfg_.params, line_kbps_, cfg_.packet_bytes, e.t);
                 if (queue_bytes_ + cfg_.packet_bytes > cfg_.queue_limit_kb * 1000) {
                     drops_++;

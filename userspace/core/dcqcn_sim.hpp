@@ -35,13 +35,14 @@ struct Config {
     // most it sends), 0: link_gbps.
     double sender_gbps = 0;
     std::vector<double> start_ms;  // per flow (flows entries); empty: i * stagger_ms
+    std::vector<double> stop_ms;   // per flow, on start_ms's clock; empty or 0: never stops
     bool mark_on_enqueue = false;  // RED on the queue a packet finds (sch_pfc), else leaves
     double sample_ms = 0;          // > 0: Result::series, one sample per sample_ms
 };
 
 // One sample of the time series: at t_ms after the first start, the queue
-// and, per flow, its Rc (its line rate while not limited) and the goodput
-// delivered since the previous sample.
+// and, per flow, its Rc (its line rate while not limited; 0 before it starts
+// and after it stops) and the goodput delivered since the previous sample.
 struct Sample {
     double t_ms = 0;
     double queue_bytes = 0;

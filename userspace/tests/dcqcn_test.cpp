@@ -1089,6 +1089,61 @@ TEST(DcqcnSim, LabScenarioSeriesConvergesToTheFairShare) {
     EXPECT_EQ(r.drops, 0U);
 }
 
+// Senders that join one at a time and leave in reverse order (the lab's
+// `stagger`): each sends only from its start to its stop, and the rates
+// follow the fair share of the senders present, C/n at every step.
+TEST(DcqcnSim, SendersJoinAndLeaveAndTheRatesFollowTheirNumber) {
+    rxecc::sim::Config cfg;
+    ASSERT_EQ(rxecc_dcqcn_scale_profile(&cfg.params, RXECC_PROFILE_PAPER, 25000, 16), 0);
+    cfg.flows = 3;
+    cfg.link_gbps = 0.025;
+    cfg.kmin_kb = 10;
+    cfg.kmax_kb = 40;
+    cfg.pmax = 0.2;
+    cfg.queue_limit_kb = 256;
+    cfg.packet_bytes = 1082;
+    cfg.delay_us = 1500;
+    cfg.start_ms = {0, 8000, 16000};
+    cfg.stop_ms = {0, 32000, 24000};  // the first runs to the end (40 s)
+    cfg.measure_ms = 40000 - 16000;   // after the last start
+    cfg.bin_ms = 1000;
+    cfg.sample_ms = 100;
+    cfg.mark_on_enqueue = true;
+    const auto r = rxecc::sim::run(cfg);
+    ASSERT_EQ(r.series.size(), 400U);
+    // per step of 8 s: the senders present, each one's mean Rc and goodput
+    // over the step's last 5 s (samples strictly inside) against C/n
+    const std::vector<std::vector<unsigned>> present = {{0}, {0, 1}, {0, 1, 2}, {0, 1}, {0}};
+    for (unsigned step = 0; step < present.size(); step++) {
+        const double fair = 25.0 / static_cast<double>(present[step].size());
+        std::vector<double> rc(3, 0.0);
+        std::vector<double> gp(3, 0.0);
+        unsigned n = 0;
+        for (const auto& smp : r.series) {
+            if (smp.t_ms > step * 8000.0 + 3000 && smp.t_ms < (step + 1) * 8000.0) {
+                for (unsigned i = 0; i < 3; i++) {
+                    rc[i] += smp.rc_mbps[i];
+                    gp[i] += smp.goodput_mbps[i];
+                }
+                n++;
+            }
+        }
+        ASSERT_EQ(n, 49U);
+        for (unsigned i = 0; i < 3; i++) {
+            const bool here =
+                std::find(present[step].begin(), present[step].end(), i) != present[step].end();
+            SCOPED_TRACE("step " + std::to_string(step) + " sender " + std::to_string(i));
+            if (here) {
+                EXPECT_NEAR(rc[i] / n, fair, 0.3 * fair);
+                EXPECT_NEAR(gp[i] / n, fair, 0.3 * fair);
+            } else {
+                EXPECT_EQ(rc[i], 0.0);
+                EXPECT_EQ(gp[i], 0.0);
+            }
+        }
+    }
+}
+
 namespace {
 
 // `rxecc -j dcqcn show dev h2` as the tool prints it for the parameters `p`.

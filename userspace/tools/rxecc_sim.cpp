@@ -42,7 +42,7 @@ constexpr std::string_view kUsage =
     "                 --senders N --rate-kbps KBPS [--link-kbps KBPS]\n"
     "                 [--kmin BYTES] [--kmax BYTES] [--pmax PERCENT] [--buffer BYTES]\n"
     "                 [--packet BYTES] [--delay-us US] [--duration S] [--sample-ms MS]\n"
-    "                 [--start-ms MS,MS,...] [--seed N]\n"
+    "                 [--start-ms MS,MS,...] [--stop-ms MS,MS,...] [--seed N]\n"
     "       rxecc-sim (--params FILE | --profile NAME ...) --print-params\n"
     "  FILE: `rxecc -j dcqcn show dev DEV`; rate: the bottleneck; link: each sender's\n"
     "  line rate (default: the bottleneck's); RED marking on enqueue as in sch_pfc\n";
@@ -117,7 +117,7 @@ Options parse_options(std::span<char*> args, bool print_params) {
     static const std::vector<std::string_view> known = {
         "params",    "profile",  "scale-kbps", "speedup",  "senders", "rate-kbps",
         "link-kbps", "kmin",     "kmax",       "pmax",     "buffer",  "packet",
-        "delay-us",  "duration", "sample-ms",  "start-ms", "seed"};
+        "delay-us",  "duration", "sample-ms",  "start-ms", "stop-ms",  "seed"};
     Options opt;
     for (std::size_t i = 0; i < args.size(); i += 2) {
         const std::string_view k = args[i];
@@ -195,9 +195,10 @@ Numbers parse_numbers(const Options& opt) {
     return num;
 }
 
-std::vector<double> parse_starts(const Options& opt, unsigned senders) {
+// --start-ms or --stop-ms (`key`): a time per sender, 0 where none is given.
+std::vector<double> parse_times(const Options& opt, const std::string& key, unsigned senders) {
     std::vector<double> start(senders, 0.0);
-    const auto it = opt.find("start-ms");
+    const auto it = opt.find(key);
     if (it == opt.end()) {
         return start;
     }
@@ -207,7 +208,7 @@ std::vector<double> parse_starts(const Options& opt, unsigned senders) {
     while (std::getline(ss, item, ',')) {
         const auto n = number(item);
         if (!n || i >= senders) {
-            throw UsageError("--start-ms takes up to --senders times in ms, comma-separated");
+            throw UsageError("--" + key + " takes up to --senders times in ms, comma-separated");
         }
         start[i++] = *n;
     }
@@ -264,7 +265,13 @@ rxecc::sim::Config make_config(const Options& opt, Numbers& num) {
     cfg.sample_ms = num["sample-ms"];
     cfg.seed = static_cast<std::uint64_t>(num["seed"]);
     cfg.mark_on_enqueue = true;
-    cfg.start_ms = parse_starts(opt, cfg.flows);
+    cfg.start_ms = parse_times(opt, "start-ms", cfg.flows);
+    cfg.stop_ms = parse_times(opt, "stop-ms", cfg.flows);
+    for (unsigned i = 0; i < cfg.flows; i++) {
+        if (cfg.stop_ms[i] > 0 && cfg.stop_ms[i] <= cfg.start_ms[i]) {
+            throw UsageError("--stop-ms: sender " + std::to_string(i + 1) + " stops before it starts");
+        }
+    }
     cfg.params = load_params(opt, num);
     return cfg;
 }
