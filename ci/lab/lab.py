@@ -113,7 +113,7 @@ KEYS = {
     "xoff": (parse_size, "24KiB", "PFC XOFF per ingress port"),
     "xon": (parse_size, "12KiB", "PFC XON per ingress port"),
     "headroom": (parse_size, "160KiB", "PFC headroom per ingress port"),
-    "kmin": (parse_size, "10KB", "ECN marking starts"),
+    "kmin": (parse_size, "5KB", "ECN marking starts"),
     "kmax": (parse_size, "40KB", "ECN marking at pmax, above: every packet"),
     "pmax": (parse_int(0, 100), "20", "marking probability at kmax, %"),
     "link": (parse_link, "rate", "every host link's rate (rate: the bottleneck's); DCQCN's line rate, "

@@ -272,7 +272,7 @@ class Report(unittest.TestCase):
         band = ("DCQCN + PFC: every sender's DCQCN rate within ±30 % of its fair share (8.33 Mbit/s) "
                 "70 % of the time or more")
         self.assertEqual(got[band], (False, "no complete DCQCN rate trace of the load's window"))
-        self.assertEqual(got["DCQCN + PFC: mean queue between Kmin and Kmax (10-40 KB)"],
+        self.assertEqual(got["DCQCN + PFC: mean queue between Kmin and Kmax (5-40 KB)"],
                          (False, "no complete queue trace"))
         self.assertFalse(got["DCQCN + PFC: PFC frames 1/10 of PFC only's or fewer"][0])   # 0 vs 0
         self.assertEqual(got["DCQCN + PFC: probe p99 1/5 of PFC only's or lower"],
