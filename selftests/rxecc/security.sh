@@ -390,12 +390,14 @@ netdev_gone() {
 	fabric_dcqcn 1 set pfc_enable 0x08 pfc_rx_xoff 100us pfc_rx_xon 20us || return 1
 	fabric_dcqcn 2 set pfc_enable none || return 1
 	t0=$(cnt 1 tx_prio3_pause)
-	fabric_in 1 timeout 60 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -q 2 -D 20 \
-		-p 18850 --tclass=104 >"$LOGDIR/ng.s.log" 2>&1 &
+	# ACK timeout 1 s (-u 18): on the debug kernel a 67 ms one fires behind
+	# the paused queue and the QPs go to error before h1 pauses anything
+	fabric_in 1 timeout "$(scaled_time 60)" ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -q 2 \
+		-D "$(scaled_time 20)" -u 18 -p 18850 --tclass=104 >"$LOGDIR/ng.s.log" 2>&1 &
 	srv=$!
 	wait_for 15 bash -c "[ \$(ip netns exec $(fabric_ns 1) ss -Hltn | wc -l) -ge 1 ]"
-	fabric_in 2 timeout 60 ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 65536 -q 2 -D 20 \
-		-p 18850 --tclass=104 "$(fabric_ip 1)" >"$LOGDIR/ng.c.log" 2>&1 &
+	fabric_in 2 timeout "$(scaled_time 60)" ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 65536 -q 2 \
+		-D "$(scaled_time 20)" -u 18 -p 18850 --tclass=104 "$(fabric_ip 1)" >"$LOGDIR/ng.c.log" 2>&1 &
 	cli=$!
 	fabric_in 1 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 		python3 "$HERE/genl_race.py" "$(scaled_time 10)" h1 &
