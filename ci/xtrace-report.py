@@ -4,7 +4,7 @@
 
   ci/xtrace-report.py LOG [N]
 
-LOG is $LOGDIR/xtrace.log of a run with RXECC_XTRACE=1 (lib.sh writes one
+LOG is $LOGDIR/xtrace-SCRIPT.log of a run with RXECC_XTRACE=1 (lib.sh writes one
 line per command: "+ EPOCHREALTIME PID FILE:LINE COMMAND"). Each command of
 the script's main shell (the log's first process) is charged the time until
 that shell's next command: what it ran, waited for or slept, subshells and

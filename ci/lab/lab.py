@@ -198,6 +198,9 @@ def read_scenario(path, overrides):
         mode["name"] = name
         resolved.append(mode)
     sc["modes"] = resolved
+    if 0 < sc["stagger"] < SETTLE_S + 2 * AGREE_BIN_S:
+        raise ScenarioError(f"{path or 'scenario'}: stagger {sc['stagger']} leaves no step to measure: "
+                            f"0 or at least {SETTLE_S + 2 * AGREE_BIN_S:g} s")
     alone = sc["duration"] - 2 * (sc["senders"] - 1) * sc["stagger"]
     if sc["stagger"] and alone < 4:
         raise ScenarioError(f"{path or 'scenario'}: duration {sc['duration']} is too short for "
@@ -360,18 +363,25 @@ def sender_rc(series, host):
     return next((p for (dev, _), p in sorted(series.items()) if dev == host), [])
 
 
+def mono_spans(sc, d):
+    """packet_spans of mode directory d on CLOCK_MONOTONIC (the trace's)."""
+    off = clock_offset(d)
+    return {h: (a - off, b - off)
+            for h, (a, b) in packet_spans(os.path.join(d, "swp1.pcap"), sc["senders"]).items()}
+
+
 def settled_segments(sc, d, window, senders):
     """The parts of the load's window the rate statistics look at: [(start,
     end, senders present)], each SETTLE_S after the senders present last
     changed. All senders throughout, less the window's first SETTLE_S; with
     `stagger`, a part per step between a sender's first and last packet at
-    the bottleneck (CLOCK_MONOTONIC)."""
+    the bottleneck (CLOCK_MONOTONIC), none if a sender sent nothing."""
     w0, w1 = window
     if not sc.get("stagger"):
         return [(w0 + SETTLE_S, w1, list(senders))] if w1 > w0 + SETTLE_S else []
-    off = clock_offset(d)
-    spans = {h: (a - off, b - off)
-             for h, (a, b) in packet_spans(os.path.join(d, "swp1.pcap"), sc["senders"]).items()}
+    spans = mono_spans(sc, d)
+    if any(h not in spans for h in senders):
+        return []
     edges = sorted({w0, w1} | {t for span in spans.values() for t in span if w0 < t < w1})
     out = []
     for a, b in zip(edges, edges[1:]):
@@ -561,8 +571,10 @@ def simulate(raw, sc, mode):
            "--duration", f"{max(done - base - max(start), 0.1):.3f}",
            "--sample-ms", str(SIM_SAMPLE_MS), "--start-ms", ",".join(f"{t * 1000:.1f}" for t in start)]
     if sc.get("stagger"):
-        # senders that leave: each stops after its last packet
-        cmd += ["--stop-ms", ",".join(f"{(spans[h][1] - off - base) * 1000:.1f}" for h in hosts)]
+        # senders that leave: each stops after its last packet (and a
+        # millisecond after its first, if that was all)
+        cmd += ["--stop-ms", ",".join(f"{max(spans[h][1] - off - base, t + 0.001) * 1000:.1f}"
+                                      for h, t in zip(hosts, start))]
     r = subprocess.run(cmd, text=True, capture_output=True, check=False)
     if r.returncode != 0:
         return None, "rxecc-sim: " + (r.stderr.strip().splitlines() or ["failed"])[0]
@@ -668,6 +680,10 @@ def analyse(raw, sc, mode):
         # (it would read as every sender at the line rate throughout).
         if any(dev in hs for dev, _ in series):
             r["rc"] = rate_stats(series, segs, hs, sc["link"], sc["rate"])
+    if mode["dcqcn"] and not r.get("rc"):
+        r["rc_note"] = ("no load window" if None in window else
+                        "the trace overflowed" if not r["trace_complete"] else
+                        "a sender sent nothing" if not segs else "no rate event of any sender")
     sim = None
     if mode["dcqcn"]:
         sim, why = simulate(raw, sc, mode)
@@ -747,15 +763,18 @@ def checks(results, sc):
     of the probe's p99."""
     out = []
     kmin, kmax = to_bytes(sc["kmin"]) / 1000, to_bytes(sc["kmax"]) / 1000
+    share = ("the port's rate over the senders present" if sc.get("stagger") else
+             f"{round(sc['rate'] / sc['senders'], 2):g} Mbit/s")
     band = (f"every sender's DCQCN rate within ±{round(100 * FAIR_BAND)} % of its fair share "
-            f"({round(sc['rate'] / sc['senders'], 2):g} Mbit/s) {TARGET_IN_BAND_PCT} % of the time or more")
+            f"({share}) {TARGET_IN_BAND_PCT} % of the time or more")
     for r in results:
         if not r.get("dcqcn"):
             continue
         rc = r.get("rc")
         if not rc or not rc["senders"]:
             # no rate trace, or a load window too short: not met, not left out
-            out.append((f"{r['label']}: {band}", False, "no complete DCQCN rate trace of the load's window"))
+            out.append((f"{r['label']}: {band}", False,
+                        f"no rate statistics: {r.get('rc_note', 'no complete DCQCN rate trace')}"))
         else:
             worst = min(p["in_band_pct"] for p in rc["senders"].values())
             out.append((f"{r['label']}: {band}", worst >= TARGET_IN_BAND_PCT,
@@ -828,27 +847,29 @@ def host_colour(host):
 def fair_steps(sc, d, t0, end):
     """[(s since t0, Mbit/s)]: the port's rate over the senders present (by
     their first and last packet at the bottleneck), a step at each change."""
-    off = clock_offset(d)
-    spans = packet_spans(os.path.join(d, "swp1.pcap"), sc["senders"])
-    edges = sorted({0.0, end} | {t - off - t0 for span in spans.values() for t in span
-                                 if 0 < t - off - t0 < end})
+    spans = mono_spans(sc, d)
+    edges = sorted({0.0, end} | {t - t0 for span in spans.values() for t in span if 0 < t - t0 < end})
     out = []
     for a, b in zip(edges, edges[1:]):
-        mid = t0 + off + (a + b) / 2
+        mid = t0 + (a + b) / 2
         n = sum(1 for x, y in spans.values() if x <= mid <= y)
         out.append((a, sc["rate"] / n if n else 0.0))
     return out + [(end, out[-1][1])] if out else []
 
 
-def jain_plot(sc, n, thr, term, data, outdir):
+def jain_plot(sc, n, thr, spans, t0, term, data, outdir):
     """Mode n with senders that join and leave: Jain's index per
-    THROUGHPUT_BIN_S of the senders that sent in that bin, over time."""
+    THROUGHPUT_BIN_S of the senders present (between their first and last
+    packet, `spans` on the clock of t0), a sender that got nothing through
+    counting as 0, over time."""
     hosts = sorted(thr, key=lambda h: int(h[1:]))
     rows = []
     for k, (t, _) in enumerate(thr[hosts[0]]):
-        x = [thr[h][k][1] for h in hosts if k < len(thr[h]) and thr[h][k][1] > 0]
+        mid = t0 + t + THROUGHPUT_BIN_S / 2
+        x = [thr[h][k][1] for h in hosts if spans[h][0] <= mid <= spans[h][1]]
         if x:
-            rows.append((t, sum(x) ** 2 / (len(x) * sum(v * v for v in x)), len(x)))
+            sq = sum(v * v for v in x)
+            rows.append((t, sum(x) ** 2 / (len(x) * sq) if sq else 0.0, len(x)))
     f = os.path.join(data, f"{n}-jain.tsv")
     write_data(f, rows)
     name = f"{n}-jain.png"
@@ -859,15 +880,16 @@ def jain_plot(sc, n, thr, term, data, outdir):
             f"set y2range [0:{sc['senders'] + 0.5:g}]\nset y2tics 1\nset ytics nomirror\nset grid\n"
             "set key outside below\n"
             f"plot '{f}' using 1:2 with lines lw 1.5 title 'Jain index', "
-            f"'{f}' using 1:3 axes x1y2 with steps lw 2 dt 2 lc black title 'senders sending (right)'\n")
+            f"'{f}' using 1:3 axes x1y2 with steps lw 2 dt 2 lc black title 'senders present (right)'\n")
     return name
 
 
-def compare_plot(sc, n, sim, rates, queue, span, shares, data, outdir):
+def compare_plot(sc, n, sim, rates, queue, span, shares, spans, data, outdir):
     """Mode n's kernel against its simulation in AGREE_BIN_S means from the
     load's start (the agreement figure compares them from SETTLE_S on):
     each sender's Rc with the fair share (`shares`, fair_steps), and the
-    bottleneck's queue. Returns the file's name."""
+    bottleneck's queue; with `spans` (mono_spans) each sender's Rc only
+    while it is present. Returns the file's name."""
     t0, end = span
     rows = [(sim["base"] + t, q, rc) for t, q, rc in sim["rows"]]
     m, line = sc["senders"], sc["link"]
@@ -877,6 +899,13 @@ def compare_plot(sc, n, sim, rates, queue, span, shares, data, outdir):
             for k in range(m)]
     cols += [binned([(t0 - 1e9, line)] + [(t, rc[k]) for t, _, rc in rows], t0, t0 + end,
                     AGREE_BIN_S) for k in range(m)]
+    if spans:
+        # a sender's Rc only while it is present (between its first and
+        # last packet): before, the kernel's reads as the line rate and the
+        # simulation's as 0; after, the kernel's as its last
+        for k in range(2 * m):
+            a, b = spans.get(f"h{k % m + 2}", (0.0, 0.0))
+            cols[k] = [(t, v if a <= t0 + t + AGREE_BIN_S / 2 <= b else math.nan) for t, v in cols[k]]
     cols.append([(t, b / 1024) for t, b in binned(queue, t0, t0 + end, AGREE_BIN_S)])
     cols.append([(t, b / 1024) for t, b in binned([(t, b) for t, b, _ in rows], t0, t0 + end,
                                                   AGREE_BIN_S)])
@@ -897,7 +926,8 @@ def compare_plot(sc, n, sim, rates, queue, span, shares, data, outdir):
     gnuplot("set terminal pngcairo size 900,700 font 'sans,10'\n"
             f"set output '{outdir}/{name}'\nset multiplot layout 2,1 title 'Kernel (solid) and "
             f"host simulation (dashed) of the same scenario, {AGREE_BIN_S:g} s means, mode {n}'\n"
-            "set grid\nset key outside right\nset xlabel 's since the load started'\n"
+            "set datafile missing 'nan'\nset grid\nset key outside right\n"
+            "set xlabel 's since the load started'\n"
             f"set xrange [0:{max(end, AGREE_BIN_S):g}]\nset ylabel 'Rc, Mbit/s'\n"
             f"set yrange [0:{line * 1.1:g}]\n"
             f"plot {rc}, '{fair}' using 1:2 with steps lw 1 dt 3 lc black title 'fair share'\n"
@@ -946,7 +976,8 @@ def plots(raw, sc, results, samples, outdir):
         if sim:
             shares = fair_steps(sc, d, t0, end) if sc.get("stagger") else \
                 [(0.0, sc["rate"] / sc["senders"]), (end, sc["rate"] / sc["senders"])]
-            made.append(compare_plot(sc, n, sim, rates, q, (t0, end), shares, data, outdir))
+            made.append(compare_plot(sc, n, sim, rates, q, (t0, end), shares,
+                                     mono_spans(sc, d) if sc.get("stagger") else {}, data, outdir))
         if not plot:
             f = os.path.join(data, f"{n}-rate-line.tsv")
             write_data(f, [(0.0, sc["link"]), (end, sc["link"])])
@@ -976,7 +1007,7 @@ def plots(raw, sc, results, samples, outdir):
                 "set key outside below\n" + fair_line +
                 "plot " + ", ".join(plot) + "\n")
         if sc.get("stagger") and thr:
-            made.append(jain_plot(sc, n, thr, term, data, outdir))
+            made.append(jain_plot(sc, n, thr, mono_spans(sc, d), t0, term, data, outdir))
         s, timed, _ = samples[n]
         probe = ""
         if timed:

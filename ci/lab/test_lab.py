@@ -271,7 +271,7 @@ class Report(unittest.TestCase):
         got = {c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}
         band = ("DCQCN + PFC: every sender's DCQCN rate within ±30 % of its fair share (8.33 Mbit/s) "
                 "70 % of the time or more")
-        self.assertEqual(got[band], (False, "no complete DCQCN rate trace of the load's window"))
+        self.assertEqual(got[band], (False, "no rate statistics: no complete DCQCN rate trace"))
         self.assertEqual(got["DCQCN + PFC: mean queue between Kmin and Kmax (5-40 KB)"],
                          (False, "no complete queue trace"))
         self.assertFalse(got["DCQCN + PFC: PFC frames 1/10 of PFC only's or fewer"][0])   # 0 vs 0
@@ -313,12 +313,13 @@ class Report(unittest.TestCase):
     def test_kernel_against_simulation(self):
         # settled window 52-60 s, 1 s bins; fair share 12.5. h2: 10 against
         # the simulation's 12 (16 %); h3: 20 then 5 against 10 (60 %)
-        sim = {"base": 50.0, "rows": [(float(t), 2000.0, [12.0, 10.0]) for t in range(11)]}
+        # the simulation's h3 at 10, from its t = 6 s (56 s) on at 5: 40 %
+        sim = {"base": 50.0, "rows": [(float(t), 2000.0, [12.0, 10.0 if t < 6 else 5.0]) for t in range(11)]}
         got = lab.agreement({("h2", 17): [(51.0, 10.0)], ("h3", 18): [(51.0, 20.0), (56.0, 5.0)]},
                             sim, [(52.0, 60.0, ["h2", "h3"])], ["h2", "h3"], 25.0, 25.0)
         self.assertEqual(got["senders"]["h2"], {"diff_pct": 16.0, "kernel_mbps": 10.0, "sim_mbps": 12.0})
-        self.assertEqual(got["senders"]["h3"], {"diff_pct": 60.0, "kernel_mbps": 12.5, "sim_mbps": 10.0})
-        self.assertEqual((got["rc_diff_pct"], got["queue_mean_kb"]), (38.0, 2.0))
+        self.assertEqual(got["senders"]["h3"], {"diff_pct": 40.0, "kernel_mbps": 12.5, "sim_mbps": 7.5})
+        self.assertEqual((got["rc_diff_pct"], got["queue_mean_kb"]), (28.0, 2.0))
         # a sender without rate events is at the line rate, in both
         got = lab.agreement({}, {"base": 50.0, "rows": []}, [(52.0, 60.0, ["h2"])], ["h2"], 25.0, 12.5)
         self.assertEqual(got["senders"]["h2"]["diff_pct"], 0.0)
@@ -388,28 +389,64 @@ class Report(unittest.TestCase):
             self.assertEqual(r["sim"], {"note": "no DCQCN parameters recorded (dcqcn.json)"})
 
     def test_senders_that_join_and_leave(self):
-        # stagger 5: h2 sends 50-60 s, h3 55-60 s (capture clock = trace's);
-        # the statistics skip 2 s after each change: 52-55 with h2 alone (fair
-        # share the port's 50), 57-60 with both (25 each)
+        # stagger 5: h2 sends 50-70 s, h3 55-65 s on the trace's clock; the
+        # capture's runs 1000 s ahead (clock-offset). The statistics skip 2 s
+        # after each change: 52-55 and 67-70 with h2 alone (fair share the
+        # port's 50), 57-65 with both (25 each)
         sc = scenario("senders = 2\nrate = 50mbit\nstagger = 5\nduration = 20\n")
         self.assertEqual(sc["stagger"], 5)
         with self.assertRaisesRegex(lab.ScenarioError, "too short for 3 senders joining and leaving"):
             scenario("senders = 3\nstagger = 5\nduration = 23\n")
+        with self.assertRaisesRegex(lab.ScenarioError, "stagger 3 leaves no step to measure: 0 or at least 4 s"):
+            scenario("stagger = 3\n")
         with tempfile.TemporaryDirectory() as d:
-            pkts = [(50 + i / 100, roce_packet("10.0.2.1", "10.0.1.1", 17, i)) for i in range(1001)]
-            pkts += [(55 + i / 100, roce_packet("10.0.3.1", "10.0.1.1", 18, i)) for i in range(501)]
+            pkts = [(1050 + i / 100, roce_packet("10.0.2.1", "10.0.1.1", 17, i)) for i in range(2001)]
+            pkts += [(1055 + i / 100, roce_packet("10.0.3.1", "10.0.1.1", 18, i)) for i in range(1001)]
             write_pcap(os.path.join(d, "swp1.pcap"), sorted(pkts, key=lambda p: p[0]))
-            segs = lab.settled_segments(sc, d, (50.0, 60.0), ["h2", "h3"])
-            self.assertEqual(segs, [(52.0, 55.0, ["h2"]), (57.0, 60.0, ["h2", "h3"])])
-            steps = lab.fair_steps(sc, d, 50.0, 10.0)
-            self.assertEqual(steps, [(0.0, 50.0), (5.0, 25.0), (10.0, 25.0)])
-        # h2 at the port's rate alone, then at half; h3 at half: in band
-        # throughout; h3 at 40 for its last second: 2 of its 3 s in band
-        st = lab.rate_stats({("h2", 17): [(50.5, 50.0), (55.5, 25.0)], ("h3", 18): [(55.5, 25.0), (59.0, 40.0)]},
-                            segs, ["h2", "h3"], 50, 50.0)
+            with open(os.path.join(d, "clock-offset"), "w", encoding="utf-8") as f:
+                f.write("1000.0\n")
+            segs = lab.settled_segments(sc, d, (50.0, 70.0), ["h2", "h3"])
+            self.assertEqual(segs, [(52.0, 55.0, ["h2"]), (57.0, 65.0, ["h2", "h3"]), (67.0, 70.0, ["h2"])])
+            self.assertEqual(lab.fair_steps(sc, d, 50.0, 20.0),
+                             [(0.0, 50.0), (5.0, 25.0), (15.0, 50.0), (20.0, 50.0)])
+            # a sender without packets: nothing to measure
+            self.assertEqual(lab.settled_segments(scenario("senders = 3\nstagger = 5\nduration = 30\n"), d, (50.0, 70.0),
+                                                  ["h2", "h3", "h4"]), [])
+            # the simulation starts and stops each sender at its first and
+            # last packet, from the earliest start, and runs to the load's end
+            fake = os.path.join(d, "fake-sim")
+            with open(fake, "w", encoding="utf-8") as f:
+                f.write(f"#!/bin/sh\necho \"$@\" >{d}/args\nprintf 't_ms\\tq\\n10\\t0\\t1\\t2\\t3\\t4\\n'\n")
+            os.chmod(fake, 0o755)
+            os.makedirs(os.path.join(d, "m"))
+            for name in ("swp1.pcap", "clock-offset"):
+                os.rename(os.path.join(d, name), os.path.join(d, "m", name))
+            for name, text in (("dcqcn.json", "[]"), ("load-start", "50.5"), ("load-done", "70.0")):
+                with open(os.path.join(d, "m", name), "w", encoding="utf-8") as f:
+                    f.write(text + "\n")
+            saved = os.environ.get("RXECC_SIM")
+            os.environ["RXECC_SIM"] = fake
+            try:
+                got, why = lab.simulate(d, sc, {"name": "m"})
+            finally:
+                if saved is None:
+                    del os.environ["RXECC_SIM"]
+                else:
+                    os.environ["RXECC_SIM"] = saved
+            self.assertIsNone(why)
+            self.assertEqual((got["base"], got["rows"]), (50.0, [(0.01, 0.0, [1.0, 2.0])]))
+            with open(os.path.join(d, "args"), encoding="utf-8") as f:
+                args = f.read().split()
+            opt = dict(zip(args[::2], args[1::2]))
+            self.assertEqual((opt["--start-ms"], opt["--stop-ms"], opt["--duration"]),
+                             ("0.0,5000.0", "20000.0,15000.0", "15.000"))
+        # h2 at the port's rate alone, then at half, then alone again; h3 at
+        # half, at 40 for its last 2 s: 6 of its 8 s in band
+        st = lab.rate_stats({("h2", 17): [(50.5, 50.0), (55.5, 25.0), (65.5, 50.0)],
+                             ("h3", 18): [(55.5, 25.0), (63.0, 40.0)]}, segs, ["h2", "h3"], 50, 50.0)
         self.assertEqual(st["senders"]["h2"], {"median_mbps": 25.0, "in_band_pct": 100.0})
-        self.assertAlmostEqual(st["senders"]["h3"]["in_band_pct"], 66.7)
-        self.assertEqual(st["seconds"], 6.0)
+        self.assertEqual(st["senders"]["h3"]["in_band_pct"], 75.0)
+        self.assertEqual(st["seconds"], 14.0)
 
     def test_percentile_is_nearest_rank(self):
         v = list(range(1, 101))

@@ -39,10 +39,10 @@ else
 fi
 mkdir -p "$LOGDIR"
 # RXECC_XTRACE=1 (ci/vm.sh passes it on): every command a test script runs,
-# with its time and process, to $LOGDIR/xtrace.log; ci/xtrace-report.py
+# with its time and process, to $LOGDIR/xtrace-SCRIPT.log; ci/xtrace-report.py
 # sums where the time went.
 if [ "${RXECC_XTRACE:-0}" = 1 ]; then
-	exec {_xtrace_fd}>>"$LOGDIR/xtrace.log"
+	exec {_xtrace_fd}>>"$LOGDIR/xtrace-$(basename "$0" .sh).log"
 	BASH_XTRACEFD=$_xtrace_fd
 	PS4='+ ${EPOCHREALTIME} ${BASHPID} ${BASH_SOURCE[0]##*/}:${LINENO} '
 	set -x

@@ -140,8 +140,8 @@ class Sim {
         return t < ns(cfg_.stop_ms[i] * 1e6);
     }
 
-    [[nodiscard]] std::uint64_t rate(const Flow& f) const {
-        return f.rp.active != 0 ? std::min(f.rp.rc, line_kbps_) : line_kbps_;
+    [[nodiscard]] std::uint64_t rate(const rxecc_dcqcn_rp& rp) const {
+        return rp.active != 0 ? std::min(rp.rc, line_kbps_) : line_kbps_;
     }
 
     void sample(std::uint64_t t) {
@@ -151,8 +151,12 @@ class Sim {
         const double secs = cfg_.sample_ms / 1e3;
         for (unsigned i = 0; i < flows_.size(); i++) {
             auto& f = flows_[i];
-            rxecc_dcqcn_rp_advance(&f.rp, &cfg_.params, line_kbps_, t);
-            smp.rc_mbps.push_back(sending(i, t) ? static_cast<double>(rate(f)) / 1e3 : 0.0);
+            // The rate a packet sent now would get, from a copy: the flow's
+            // own state advances only as it sends, so sampling it changes
+            // nothing in the run.
+            rxecc_dcqcn_rp rp = f.rp;
+            rxecc_dcqcn_rp_advance(&rp, &cfg_.params, line_kbps_, t);
+            smp.rc_mbps.push_back(sending(i, t) ? static_cast<double>(rate(rp)) / 1e3 : 0.0);
             smp.goodput_mbps.push_back(f.sample_bytes * 8 / secs / 1e6);
             f.sample_bytes = 0;
         }
@@ -179,7 +183,7 @@ class Sim {
                              e.flow);
                     }
                 }
-                push(e.t + rxecc_dcqcn_tx_ns(cfg_.packet_bytes, rate(f)), Ev::Tx, e.flow);
+                push(e.t + rxecc_dcqcn_tx_ns(cfg_.packet_bytes, rate(f.rp)), Ev::Tx, e.flow);
                 break;
             case Ev::LinkDone: {
                 const Queued pkt = queue_.front();

@@ -30,6 +30,14 @@ grep -q '"rp_ai_rate_kbps": 25,' "$dir/paper.json" || fail "paper scaled to 25 M
 	>"$dir/file.tsv" || fail "--params from --print-params: exit $?"
 cmp -s "$dir/out.tsv" "$dir/file.tsv" || fail "--params gave another run than --profile"
 
+# --stop-ms: sender 2 stops at 5 s; from then on its Rc and goodput are 0
+# while sender 1 goes on
+"$sim" --profile paper --scale-kbps 25000 --speedup 16 --senders 2 --rate-kbps 25000 --duration 10 \
+	--start-ms 0,0 --stop-ms 0,5000 >"$dir/stop.tsv" || fail "--stop-ms: exit $?"
+awk -F'\t' '/^[0-9]/ && $1 > 5100 { if ($4 != 0 || $6 != 0 || $3 == 0) bad = 1; n++ }
+	/^[0-9]/ && $1 < 4900 && ($4 == 0 || $6 == 0) { bad = 1 }
+	END { exit bad || n < 40 }' "$dir/stop.tsv" || fail "sender 2 after its stop: $(sed -n 60p "$dir/stop.tsv")"
+
 usage() {	# CODE WORDS ARGS...: exit CODE, one line on stderr naming WORDS
 	local code=$1 words=$2 rc
 	shift 2
@@ -53,6 +61,8 @@ usage 2 "is not a number" --profile paper --senders 3 --rate-kbps 25000 --durati
 usage 2 "--sample-ms must be from" --profile paper --senders 3 --rate-kbps 25000 --sample-ms 1e-7
 usage 2 "more than a million samples" --profile paper --senders 3 --rate-kbps 25000 --duration 3600 --sample-ms 0.001
 usage 2 "--kmax must not be below --kmin" --profile paper --senders 3 --rate-kbps 25000 --kmin 5000 --kmax 4000
+usage 2 "sender 2 stops before it starts" --profile paper --senders 2 --rate-kbps 25000 --start-ms 0,10 --stop-ms 0,10
+usage 2 "--stop-ms takes up to --senders times" --profile paper --senders 2 --rate-kbps 25000 --stop-ms 1,2,3
 usage 1 "cannot read" --params "$dir/none.json" --senders 3 --rate-kbps 25000
 echo '[{"dcqcn": {}}]' >"$dir/p.json"
 usage 1 "no value for" --params "$dir/p.json" --senders 3 --rate-kbps 25000

@@ -9,9 +9,12 @@
 // parameters); or a profile, scaled as `rxecc dcqcn profile ... scale`
 // does. Prints a time series as tab-separated columns, one row per
 // --sample-ms: t_ms, queue_bytes, then each sender's Rc and goodput in
-// Mbit/s; then '#' lines with the run's totals. --print-params prints the
-// parameters instead, as `rxecc -j dcqcn show` does. Exit codes: 0 success,
-// 1 the parameters file is unreadable or invalid, 2 bad usage.
+// Mbit/s (--start-ms and --stop-ms count from 0, t_ms from the earliest
+// start); then '#' lines with the run's totals, whose Jain index is over
+// every sender's goodput in the second half of the run, stopped ones
+// included. --print-params prints the parameters instead, as `rxecc -j dcqcn
+// show` does. Exit codes: 0 success, 1 the parameters file is unreadable or
+// invalid, 2 bad usage.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -45,7 +48,8 @@ constexpr std::string_view kUsage =
     "                 [--start-ms MS,MS,...] [--stop-ms MS,MS,...] [--seed N]\n"
     "       rxecc-sim (--params FILE | --profile NAME ...) --print-params\n"
     "  FILE: `rxecc -j dcqcn show dev DEV`; rate: the bottleneck; link: each sender's\n"
-    "  line rate (default: the bottleneck's); RED marking on enqueue as in sch_pfc\n";
+    "  line rate (default: the bottleneck's); RED marking on enqueue as in sch_pfc;\n"
+    "  --start-ms, --stop-ms: per sender, ms from 0 (t_ms counts from the earliest start)\n";
 
 int usage(std::string_view why) {
     std::cerr << "rxecc-sim: " << why << "\n" << kUsage;
@@ -113,21 +117,30 @@ struct InputError : std::runtime_error {
 using Options = std::map<std::string, std::string, std::less<>>;
 using Numbers = std::map<std::string, double, std::less<>>;
 
-Options parse_options(std::span<char*> args, bool print_params) {
+// The options as name -> value; "print-params", which takes no value, maps
+// to "" when given.
+Options parse_options(std::span<char*> args) {
     static const std::vector<std::string_view> known = {
         "params",    "profile",  "scale-kbps", "speedup",  "senders", "rate-kbps",
         "link-kbps", "kmin",     "kmax",       "pmax",     "buffer",  "packet",
-        "delay-us",  "duration", "sample-ms",  "start-ms", "stop-ms",  "seed"};
+        "delay-us",  "duration", "sample-ms",  "start-ms", "stop-ms", "seed"};
     Options opt;
-    for (std::size_t i = 0; i < args.size(); i += 2) {
+    std::size_t i = 0;
+    while (i < args.size()) {
         const std::string_view k = args[i];
+        if (k == "--print-params") {
+            opt["print-params"] = "";
+            i++;
+            continue;
+        }
         if (!k.starts_with("--") || i + 1 >= args.size()) {
             throw UsageError("'" + std::string(k) + "' needs a value (or is no option)");
         }
-        if (std::find(known.begin(), known.end(), k.substr(2)) == known.end()) {
+        if (std::ranges::find(known, k.substr(2)) == known.end()) {
             throw UsageError("unknown option " + std::string(k));
         }
         opt[std::string(k.substr(2))] = args[i + 1];
+        i += 2;
     }
     if (opt.contains("params") == opt.contains("profile")) {
         throw UsageError("give --params or --profile");
@@ -139,7 +152,7 @@ Options parse_options(std::span<char*> args, bool print_params) {
         throw UsageError("--speedup goes with --scale-kbps");
     }
     for (const char* req : {"senders", "rate-kbps"}) {
-        if (!print_params && !opt.contains(req)) {
+        if (!opt.contains("print-params") && !opt.contains(req)) {
             throw UsageError(std::string("--") + req + " is required");
         }
     }
@@ -149,7 +162,7 @@ Options parse_options(std::span<char*> args, bool print_params) {
 // Every numeric option, its default where it was not given (--senders and
 // --rate-kbps are required for a run: parse_options).
 Numbers parse_numbers(const Options& opt) {
-    Numbers num = {{"senders", 1},     {"rate-kbps", 1}, {"link-kbps", 0},   {"kmin", 10000},
+    Numbers num = {{"senders", 1},     {"rate-kbps", 1}, {"link-kbps", 0},   {"kmin", 5000},
                    {"kmax", 40000},    {"pmax", 20},     {"buffer", 262144}, {"packet", 1082},
                    {"delay-us", 1500}, {"duration", 20}, {"sample-ms", 100}, {"seed", 1},
                    {"scale-kbps", 0},  {"speedup", 1}};
@@ -197,10 +210,10 @@ Numbers parse_numbers(const Options& opt) {
 
 // --start-ms or --stop-ms (`key`): a time per sender, 0 where none is given.
 std::vector<double> parse_times(const Options& opt, const std::string& key, unsigned senders) {
-    std::vector<double> start(senders, 0.0);
+    std::vector<double> times(senders, 0.0);
     const auto it = opt.find(key);
     if (it == opt.end()) {
-        return start;
+        return times;
     }
     std::stringstream ss(it->second);
     std::string item;
@@ -210,9 +223,9 @@ std::vector<double> parse_times(const Options& opt, const std::string& key, unsi
         if (!n || i >= senders) {
             throw UsageError("--" + key + " takes up to --senders times in ms, comma-separated");
         }
-        start[i++] = *n;
+        times[i++] = *n;
     }
-    return start;
+    return times;
 }
 
 rxecc_dcqcn_params load_params(const Options& opt, const Numbers& num) {
@@ -269,7 +282,8 @@ rxecc::sim::Config make_config(const Options& opt, Numbers& num) {
     cfg.stop_ms = parse_times(opt, "stop-ms", cfg.flows);
     for (unsigned i = 0; i < cfg.flows; i++) {
         if (cfg.stop_ms[i] > 0 && cfg.stop_ms[i] <= cfg.start_ms[i]) {
-            throw UsageError("--stop-ms: sender " + std::to_string(i + 1) + " stops before it starts");
+            throw UsageError("--stop-ms: sender " + std::to_string(i + 1) +
+                             " stops before it starts");
         }
     }
     cfg.params = load_params(opt, num);
@@ -283,17 +297,8 @@ int run(std::span<char*> args) {
         return 0;
     }
     try {
-        std::vector<char*> rest;
-        bool print_params = false;
-        for (char* a : args) {
-            if (std::string_view(a) == "--print-params") {
-                print_params = true;
-            } else {
-                rest.push_back(a);
-            }
-        }
-        const Options opt = parse_options(rest, print_params);
-        if (print_params) {
+        const Options opt = parse_options(args);
+        if (opt.contains("print-params")) {
             Numbers num = parse_numbers(opt);
             std::cout << params_json(load_params(opt, num)).dump(2) << "\n";
             return 0;
