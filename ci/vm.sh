@@ -110,8 +110,8 @@ for i in $(seq 0 $((guests - 1))); do
 		printf 'KVER=%q\nRXECC_RATE_SCALE=%d\nRXECC_TIMEOUT_SCALE=%d\n' "$kver" \
 			"${RXECC_RATE_SCALE:-1}" "${RXECC_TIMEOUT_SCALE:-1}"
 		printf 'export RXECC_TOP RXECC_MODULE PFC_MODULE RXECC_KMODS RXECC_GUEST_INDEX RXECC_GUESTS KVER\n'
-		printf 'RXECC_XTRACE=%q\n' "${RXECC_XTRACE:-0}"
-		printf 'export RXECC_RATE_SCALE RXECC_TIMEOUT_SCALE RXECC_XTRACE\n'
+		printf 'RXECC_XTRACE=%q\nRXECC_ONLY=%q\n' "${RXECC_XTRACE:-0}" "${RXECC_ONLY:-}"
+		printf 'export RXECC_RATE_SCALE RXECC_TIMEOUT_SCALE RXECC_XTRACE RXECC_ONLY\n'
 	} > "$gdir/guest.env"
 	# shellcheck disable=SC2206
 	args=(-machine q35 -m "$mem" -smp "$smp" -nodefaults -no-reboot -display none

@@ -277,11 +277,13 @@ teardown_round() {
 	# (ACK timeout 1 s, -u 18: at 1 Mbit/s on the debug kernel the default
 	# 67 ms ran out behind the limiter and the QP went to error before the
 	# CNPs of the round had all come)
-	fabric_in 1 timeout 60 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -D 30 -u 18 \
+	fabric_in 1 timeout "$(scaled_time 60)" ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 \
+		-D "$(scaled_time 30)" -u 18 \
 		-p $((18800 + r)) --tclass=104 >"$LOGDIR/td.s$r.log" 2>&1 &
 	srv=$!
 	wait_for 15 bash -c "[ \$(ip netns exec $(fabric_ns 1) ss -Hltn | wc -l) -ge 1 ]"
-	fabric_in 2 timeout 60 ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 4096 -D 30 -u 18 \
+	fabric_in 2 timeout "$(scaled_time 60)" ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 4096 \
+		-D "$(scaled_time 30)" -u 18 \
 		-p $((18800 + r)) --tclass=104 "$(fabric_ip 1)" >"$LOGDIR/td.c$r.log" 2>&1 &
 	cli=$!
 	# CNPs count only for a QP in RTR or later: wait for RTS
@@ -304,7 +306,9 @@ sys.exit(0 if any(q[\"type\"] == \"RC\" and q[\"state\"] == \"RTS\" for q in jso
 		done
 		wait_for "$(scaled_time 5)" bash -c \
 			"[ \$(cat $c/rp_tx_deferred) -gt ${FABRIC_C0[2:rp_tx_deferred]} ]" && break
-		echo "round $r: nothing held back after CNPs ($try of 3)"
+		echo "round $r: nothing held back after CNPs ($try of 3): h2 $(for k in rp_cnp_handled \
+			rp_cnp_ignored rp_cnp_drop_unknown_qp rp_cnp_drop_qp_state rp_cnp_drop_src_mismatch \
+			rp_cnp_drop_malformed rp_cnp_drop_pkey_mismatch rcvd_pkts sent_pkts; do echo -n "$k $(cat $c/$k) "; done)"
 	done
 	fabric_sw python3 "$HERE/pfc_inject.py" swp2 --prio 3 --period 0.005 \
 		--duration "$(scaled_time 20)" --no-xon >"$LOGDIR/td.inject$r.json" &
