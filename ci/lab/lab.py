@@ -670,6 +670,8 @@ def analyse(raw, sc, mode):
     r["trace_complete"] = trace_complete(os.path.join(d, "trace.txt"))
     hs = list(senders.values())
     segs = settled_segments(sc, d, window, hs) if None not in window else []
+    # the settled parts, in s since the load started, with the senders present
+    r["segments"] = [[round(a - window[0], 2), round(b - window[0], 2), p] for a, b, p in segs]
     if segs and r["trace_complete"]:
         seconds = sum(b - a for a, b, _ in segs)
         mean = sum(step_mean(q, a, b) * (b - a) for a, b, _ in segs) / seconds

@@ -40,7 +40,7 @@ PT=(-n "$ITERS")
 HERE=$(cd "$(dirname "$0")" && pwd)
 
 ktap_header
-ktap_plan 14
+ktap_plan 15
 
 modules_unload >/dev/null 2>&1
 rxecc_load || { ktap_fail "load rdma_rxecc"; ktap_finished; }
@@ -488,4 +488,34 @@ cleanup_check() {
 	modules_unload
 }
 ktap_result "devices deleted and the module unloaded (timers cancelled, references released)" cleanup_check
+
+# make demo end to end, short: its guest script (ci/guest/lab.sh) and report
+# (ci/lab/lab.py) with the keys the default scenario leaves alone: two
+# senders at 10 Mbit/s that join and leave 4 s apart (stagger), DCQCN only,
+# no probe. The report has each sender's rate against the fair share of the
+# senders present, in three settled parts (h2 alone, both, h2 alone), the
+# comparison with the host simulation and the plots.
+lab_end_to_end() {
+	local dir=$LOGDIR/lab
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	python3 "$RXECC_TOP/ci/lab/lab.py" scenario "$RXECC_TOP/ci/lab/incast.conf" "$dir/scenario.sh" \
+		"$dir/scenario.json" senders=2 rate=10mbit duration=12 stagger=4 probe=off modes=dcqcn || return 1
+	LAB_OUT=$dir/raw bash "$RXECC_TOP/ci/guest/lab.sh" "$dir/scenario.sh" >"$dir/guest.log" 2>&1 ||
+		{ tail -n 20 "$dir/guest.log"; return 1; }
+	python3 "$RXECC_TOP/ci/lab/lab.py" report "$dir/raw" "$dir/scenario.json" "$dir/report" || return 1
+	python3 - "$dir/report/report.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+m = r["modes"][0]
+print("settled parts:", m["segments"])
+print("rate statistics:", m.get("rc"), "simulation:", m["sim"])
+assert [p for _, _, p in m["segments"]] == [["h2"], ["h2", "h3"], ["h2"]], m["segments"]
+assert m.get("rc") and sorted(m["rc"]["senders"]) == ["h2", "h3"], m.get("rc")
+assert m["cnp_handled"] > 0, m["cnp_handled"]
+assert "rc_diff_pct" in m["sim"], m["sim"]
+assert {"dcqcn-rates.png", "dcqcn-sim.png", "dcqcn-jain.png"} <= set(r["plots"]), r["plots"]
+EOF
+}
+ktap_result "the lab end to end: senders that join and leave (stagger), rates against the senders present, the host simulation beside them" lab_end_to_end
 ktap_finished
