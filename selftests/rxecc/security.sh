@@ -287,7 +287,7 @@ teardown_round() {
 		-p $((18800 + r)) --tclass=104 "$(fabric_ip 1)" >"$LOGDIR/td.c$r.log" 2>&1 &
 	cli=$!
 	# CNPs count only for a QP in RTR or later: wait for RTS
-	wait_for 20 bash -c "ip netns exec $(fabric_ns 2) $T -j qp show dev h2 | python3 -c '
+	wait_for "$(scaled_time 20)" bash -c "ip netns exec $(fabric_ns 2) $T -j qp show dev h2 | python3 -c '
 import json, sys
 sys.exit(0 if any(q[\"type\"] == \"RC\" and q[\"state\"] == \"RTS\" for q in json.load(sys.stdin)) else 1)'" ||
 		{ echo "round $r: no QP of h2 in RTS"; return 1; }
