@@ -56,8 +56,19 @@ fabric_sw() { ip netns exec "$(fabric_sw_ns)" "$@"; }
 
 cnt() { port_counter "h$1" "$2"; }
 declare -gA FABRIC_C0=()
-snap() { local k; for k in "$@"; do FABRIC_C0[$k]=$(cnt "${k%%:*}" "${k#*:}"); done; }
-delta() { echo $(($(cnt "${1%%:*}" "${1#*:}") - FABRIC_C0[$1])); }
+# snap H:NAME...: remember counters (no subshell: read into the array);
+# delta H:NAME: how much one grew since.
+snap() {
+	local k
+	for k in "$@"; do
+		read -r "FABRIC_C0[$k]" <"/sys/class/infiniband/h${k%%:*}/ports/1/hw_counters/${k#*:}" || return 1
+	done
+}
+delta() {
+	local v
+	read -r v <"/sys/class/infiniband/h${1%%:*}/ports/1/hw_counters/${1#*:}" || return 1
+	echo $((v - FABRIC_C0[$1]))
+}
 
 fabric_init() {
 	trap fabric_destroy EXIT

@@ -26,7 +26,7 @@ VERBS_SUMMARY=$LOGDIR/fuzz-summary.txt
 source "$(dirname "$0")/verbs.sh"
 need_root
 HERE=$(cd "$(dirname "$0")" && pwd)
-FUZZ=${FUZZ:-4000}		# RoCE packets per round
+FUZZ=${FUZZ:-2500}		# RoCE packets per round (every kind some 150 times)
 PFC_FUZZ=${PFC_FUZZ:-2000}	# PFC frames
 
 ktap_header
