@@ -277,13 +277,15 @@ teardown_round() {
 	# (ACK timeout 1 s, -u 18: at 1 Mbit/s on the debug kernel the default
 	# 67 ms ran out behind the limiter and the QP went to error before the
 	# CNPs of the round had all come)
-	fabric_in 1 timeout "$(scaled_time 60)" ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 \
-		-D "$(scaled_time 30)" -u 18 \
+	# (-n: more than it can send before it is killed below, however slow
+	# the kernel: a duration ran out on the debug kernel before the CNPs came)
+	fabric_in 1 timeout "$(scaled_time 120)" ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 \
+		-n 1000000 -u 18 \
 		-p $((18800 + r)) --tclass=104 >"$LOGDIR/td.s$r.log" 2>&1 &
 	srv=$!
 	wait_for 15 bash -c "[ \$(ip netns exec $(fabric_ns 1) ss -Hltn | wc -l) -ge 1 ]"
-	fabric_in 2 timeout "$(scaled_time 60)" ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 4096 \
-		-D "$(scaled_time 30)" -u 18 \
+	fabric_in 2 timeout "$(scaled_time 120)" ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 4096 \
+		-n 1000000 -u 18 \
 		-p $((18800 + r)) --tclass=104 "$(fabric_ip 1)" >"$LOGDIR/td.c$r.log" 2>&1 &
 	cli=$!
 	# CNPs count only for a QP in RTR or later: wait for RTS
