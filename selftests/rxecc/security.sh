@@ -392,12 +392,10 @@ ktap_result "one short UDP datagram from an unprivileged user (IPv6; IPv4 with I
 # the moment h1 has sent XOFF (its send timer armed) its eth0 is deleted
 # while an unprivileged user dumps the netlink family in h1's namespace.
 netdev_gone() {
-	local srv cli pid rc=0 t0 t1 sent xoff=100us xon=20us
-	# On a slower kernel (make check-debug) the writes come too slowly to
-	# wait 100 us in h1's backlog (57 writes of 64 KiB in a minute): h1
-	# pauses for any wait there
-	[ "${RXECC_RATE_SCALE:-1}" -gt 1 ] && xoff=1us xon=0
-	fabric_dcqcn 1 set pfc_enable 0x08 pfc_rx_xoff $xoff pfc_rx_xon $xon || return 1
+	local srv cli pid rc=0 t0 t1 sent
+	# (on the debug kernel h1 sent no XOFF, even at pfc_rx_xoff 1us: not
+	# understood yet, docs/developing.md)
+	fabric_dcqcn 1 set pfc_enable 0x08 pfc_rx_xoff 100us pfc_rx_xon 20us || return 1
 	fabric_dcqcn 2 set pfc_enable none || return 1
 	t0=$(cnt 1 tx_prio3_pause)
 	# ACK timeout 1 s (-u 18): on the debug kernel a 67 ms one fires behind
