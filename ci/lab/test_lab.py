@@ -4,6 +4,8 @@
 run by ctest with the unit tests: scenarios good and bad, the shell file the
 guest sources, and a report from synthetic recordings (a made-up capture,
 counters, trace, queue and probe samples) whose numbers are known."""
+import contextlib
+import io
 import json
 import os
 import struct
@@ -33,6 +35,14 @@ def roce_packet(src, dst, qpn, psn, opcode=0x0a):
     udp = struct.pack("!HHHH", 49152, 4791, 8 + 12 + 1024, 0)
     bth = bytes([opcode, 0, 0xff, 0xff, 0]) + qpn.to_bytes(3, "big") + b"\x00" + psn.to_bytes(3, "big")
     return eth + ip + udp + bth + bytes(16)   # captured: 80 bytes of headers is enough
+
+
+def quiet_report(raw, sc_path, out):
+    """lab.report with its terminal output dropped; its report.json."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        lab.report(raw, sc_path, out)
+    with open(os.path.join(out, "report.json"), encoding="utf-8") as f:
+        return json.load(f)
 
 
 def write_pcap(path, pkts):
@@ -196,14 +206,7 @@ class Report(unittest.TestCase):
             # one-way latencies in us
             self.make_mode(raw, "pfc", 0, 30, 10, [1200.0] * 990 + [5000.0] * 10)
             self.make_mode(raw, "dcqcn+pfc", 0, 2, 2, [100.0] * 1000)
-            with open(os.devnull, "w", encoding="utf-8") as null:
-                saved, sys.stdout = sys.stdout, null
-                try:
-                    lab.report(raw, sc_path, out)
-                finally:
-                    sys.stdout = saved
-            with open(os.path.join(out, "report.json"), encoding="utf-8") as f:
-                rep = json.load(f)
+            rep = quiet_report(raw, sc_path, out)
             pfc, both = rep["modes"]
             # 2000 and 1000 packets of 1024 B in 1 s (the window both senders ran)
             self.assertAlmostEqual(pfc["flows_mbps"]["h2"], 2000 * 1024 * 8 / 1e6 / 0.999, delta=0.1)
@@ -357,14 +360,7 @@ class Report(unittest.TestCase):
             for name, t in (("load-start", "50.5"), ("load-done", "60.0")):
                 with open(os.path.join(d, name), "w", encoding="utf-8") as f:
                     f.write(t + "\n")
-            with open(os.devnull, "w", encoding="utf-8") as null:
-                saved, sys.stdout = sys.stdout, null
-                try:
-                    lab.report(raw, sc_path, out)
-                finally:
-                    sys.stdout = saved
-            with open(os.path.join(out, "report.json"), encoding="utf-8") as f:
-                rep = json.load(f)
+            rep = quiet_report(raw, sc_path, out)
             got = rep["modes"][0]["sim"]
             self.assertEqual(sorted(got["senders"]), ["h2", "h3"])
             for h in ("h2", "h3"):
