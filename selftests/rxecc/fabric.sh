@@ -59,10 +59,12 @@ declare -gA FABRIC_C0=()
 # snap H:NAME...: remember counters (no subshell: read into the array);
 # delta H:NAME: how much one grew since.
 snap() {
-	local k
+	local k rc=0
 	for k in "$@"; do
-		read -r "FABRIC_C0[$k]" <"/sys/class/infiniband/h${k%%:*}/ports/1/hw_counters/${k#*:}" || return 1
+		read -r "FABRIC_C0[$k]" <"/sys/class/infiniband/h${k%%:*}/ports/1/hw_counters/${k#*:}" ||
+			{ unset "FABRIC_C0[$k]"; rc=1; }
 	done
+	return $rc
 }
 delta() {
 	local v

@@ -88,6 +88,12 @@ ktap_result() {
 	# RXECC_ONLY=ERE (ci/vm.sh passes it on): only the tests whose
 	# description matches run; the others are skipped.
 	if [ -n "${RXECC_ONLY:-}" ] && ! grep -qE -- "$RXECC_ONLY" <<<"$desc"; then
+		# (a pattern grep cannot read would skip every test: an error)
+		grep -qE -- "$RXECC_ONLY" <<<"" 2>/dev/null
+		[ $? -ne 2 ] || {
+			echo "RXECC_ONLY '$RXECC_ONLY': not an extended regular expression" >&2
+			exit $KSFT_FAIL
+		}
 		ktap_skip "$desc" "not in RXECC_ONLY"
 		return 0
 	fi
