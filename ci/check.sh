@@ -13,11 +13,9 @@ echo "== host unit tests"
 "$top/ci/host-tests.sh" "$top/build/userspace"
 echo "== static checks"
 # clang-tidy (about 5 minutes of both CPUs) runs beside the guests at idle
-# priority (SCHED_IDLE): it takes only the CPU time they leave. One unit at
-# a time: two of them beside the guests stretched verbs_peers.sh from 146 to
-# 245 s (2026-12-02; one at a time is not measured yet).
+# priority (SCHED_IDLE): it takes only the CPU time they leave.
 tidy_out="$top/build/check/tidy.out"
-TIDY_JOBS=1 chrt --idle 0 "$top/ci/tidy.sh" >"$tidy_out" 2>&1 &
+chrt --idle 0 "$top/ci/tidy.sh" >"$tidy_out" 2>&1 &
 tidy=$!
 trap 'kill $tidy 2>/dev/null' EXIT
 LINT_NO_TIDY=1 "$top/ci/lint.sh"
