@@ -499,9 +499,10 @@ ktap_result "devices deleted and the module unloaded (timers cancelled, referenc
 # make demo end to end, short: its guest script (ci/guest/lab.sh) and report
 # (ci/lab/lab.py) with the keys the default scenario leaves alone: two
 # senders at 10 Mbit/s that join and leave 4 s apart (stagger; slower and
-# longer on a slower kernel), DCQCN only, no probe. The report has each sender's rate against the fair share of the
-# senders present, in three settled parts (h2 alone, both, h2 alone), the
-# comparison with the host simulation and the plots.
+# longer on a slower kernel), DCQCN only, no probe. The report has each
+# sender's rate against the fair share of the senders present, in three
+# settled parts (h2 alone, both, h2 alone), the comparison with the host
+# simulation and the plots.
 lab_end_to_end() {
 	local dir=$LOGDIR/lab
 	rm -rf "$dir"
