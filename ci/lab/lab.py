@@ -515,6 +515,7 @@ def sim_binary():
     return os.environ.get("RXECC_SIM") or os.path.join(TOP, "build", "userspace", "rxecc-sim")
 
 
+@functools.lru_cache(maxsize=8)
 def packet_spans(pcap, senders):
     """{host: (first, last)}: when each sender's data packets reached the
     bottleneck (capture clock)."""
@@ -556,13 +557,12 @@ def simulate(raw, sc, mode):
     if not os.access(exe, os.X_OK):
         return None, f"{exe} is not built"
     _, done = load_window(d)
-    spans = packet_spans(os.path.join(d, "swp1.pcap"), sc["senders"])
+    spans = mono_spans(sc, d)
     hosts = [f"h{i}" for i in range(2, sc["senders"] + 2)]
     if done is None or any(h not in spans for h in hosts):
         return None, "no load window or a sender without packets"
-    off = clock_offset(d)
-    base = min(a for a, _ in spans.values()) - off
-    start = [spans[h][0] - off - base for h in hosts]
+    base = min(a for a, _ in spans.values())
+    start = [spans[h][0] - base for h in hosts]
     cmd = [exe, "--params", params, "--senders", str(sc["senders"]),
            "--rate-kbps", f"{sc['rate'] * 1000:g}", "--link-kbps", f"{sc['link'] * 1000:g}",
            "--kmin", str(to_bytes(sc["kmin"])), "--kmax", str(to_bytes(sc["kmax"])),
@@ -573,7 +573,7 @@ def simulate(raw, sc, mode):
     if sc.get("stagger"):
         # senders that leave: each stops after its last packet (and a
         # millisecond after its first, if that was all)
-        cmd += ["--stop-ms", ",".join(f"{max(spans[h][1] - off - base, t + 0.001) * 1000:.1f}"
+        cmd += ["--stop-ms", ",".join(f"{max(spans[h][1] - base, t + 0.001) * 1000:.1f}"
                                       for h, t in zip(hosts, start))]
     r = subprocess.run(cmd, text=True, capture_output=True, check=False)
     if r.returncode != 0:
