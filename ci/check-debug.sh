@@ -19,13 +19,8 @@ kver=$(cat "$kdir/release")
 
 # The modules, built against the debug kernel from a copy of the sources
 # (the tree's own objects are for Debian's kernel).
-"$top/ci/derive.sh" >/dev/null || { echo "check-debug: deriving the rxe tree failed" >&2; exit 1; }
 stage="$top/build/debug/mod"
-rm -rf "$stage"
-mkdir -p "$stage"
-(cd "$top" && tar -ch --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' --exclude='*.mod' \
-	--exclude='*.mod.c' --exclude=modules.order --exclude=Module.symvers --exclude=.pc \
-	Kbuild build/kernel/rxecc net/sched include) | tar -x -C "$stage"
+"$top/ci/stage-modules.sh" "$stage" || exit 1
 log="$top/build/debug/kbuild.log"
 if ! make -C "$kdir/obj" M="$stage" -j"$(nproc)" modules >"$log" 2>&1; then
 	tail -n 20 "$log" >&2

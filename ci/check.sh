@@ -11,21 +11,21 @@ start=$SECONDS
 
 echo "== host unit tests"
 "$top/ci/host-tests.sh" "$top/build/userspace"
-echo "== static checks"
-# clang-tidy (about 5 minutes of both CPUs) runs beside the guests at idle
-# priority (SCHED_IDLE): it takes only the CPU time they leave.
-tidy_out="$top/build/check/tidy.out"
-chrt --idle 0 "$top/ci/tidy.sh" >"$tidy_out" 2>&1 &
+# The static checks (ci/lint.sh, then clang-tidy: about 6 minutes of both
+# CPUs) run beside the guests at idle priority (SCHED_IDLE): they take only
+# the CPU time the guests leave, and build the modules from a copy.
+tidy_out="$top/build/check/tidy.out" lint_out="$top/build/check/lint.out"
+chrt --idle 0 bash -c 'LINT_NO_TIDY=1 "$1/ci/lint.sh" >"$2" 2>&1; exec "$1/ci/tidy.sh"' - "$top" "$lint_out" \
+	>"$tidy_out" 2>&1 &
 tidy=$!
 trap 'kill $tidy 2>/dev/null' EXIT
-LINT_NO_TIDY=1 "$top/ci/lint.sh"
 echo "== guest selftests (kernel $("$top/ci/kver.sh"))"
 "$top/ci/selftests.sh" "$@"
-echo "== clang-tidy (ran beside the guests)"
+echo "== static checks (ran beside the guests)"
 wait "$tidy"
 tidy_rc=$?
 trap - EXIT
-cat "$tidy_out"
+cat "$lint_out" "$tidy_out"
 # tidy.sh writes its own result line; one that died before it did fails here
 if [ $tidy_rc -ne 0 ] && ! grep -q '^not ok lint: clang-tidy' "$RESULTS"; then
 	echo "not ok lint: clang-tidy (exit $tidy_rc)" | tee -a "$RESULTS"

@@ -47,7 +47,7 @@ run_mode() {
 			-D "$DURATION" -p $((18700 + i)) >"$dir/s$i.log" 2>&1 &
 		pids+=($!)
 		n=$((n + 1))
-		wait_for 20 bash -c "[ \$(ip netns exec $(fabric_ns 1) ss -Hltn | wc -l) -ge $n ]" ||
+		wait_for 20 tcp_listening "$(fabric_ns 1)" $n ||
 			{ echo "$mode: server for h$i not listening"; ip netns exec "$(fabric_ns 1)" ss -Hltnp; }
 	done
 	fabric_sw timeout $((DURATION + 60)) dumpcap -q -P -i swp1 -s 80 -w "$dir/swp1.pcap" >/dev/null 2>&1 &

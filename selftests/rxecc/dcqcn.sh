@@ -103,7 +103,7 @@ incast() {
 			-p $((18700 + i)) "$@" >"$LOGDIR/$name.s$i.log" 2>&1 &
 		pids+=($!)
 	done
-	wait_for 15 bash -c "[ \$(ip netns exec $(fabric_ns 1) ss -Hltn | wc -l) -ge 2 ]"
+	wait_for 15 tcp_listening "$(fabric_ns 1)" 2
 	for i in 2 3; do
 		client_run "$LOGDIR/$name.c$i.log" ip netns exec "$(fabric_ns $i)" \
 			"$tool" -d "h$i" -x "$(fabric_gid $i)" -F -s 65536 "${PT[@]}" -p $((18700 + i)) "$@" \

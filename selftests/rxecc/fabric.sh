@@ -35,6 +35,8 @@
 #   fabric_destroy                  delete every device and namespace it made
 #   cnt I NAME                      port counter NAME of host I's rdma device
 #   snap I:NAME...                  remember those counters; delta I:NAME: growth since snap
+#   above I:NAME VALUE              that counter is above VALUE
+#   fabric_rc_rts I                 host I's device has an RC QP in RTS
 #
 # Names carry a per-run prefix (FABRIC_PREFIX, default rxf<pid>-) so that
 # parallel runs do not collide. RoCEv2 is routed: the switch forwards IPv4
@@ -47,14 +49,24 @@ declare -A FABRIC_SWITCH_OF=()
 
 fabric_ns() { echo "${FABRIC_PREFIX}h$1"; }
 fabric_sw_ns() { echo "${FABRIC_PREFIX}${1:-sw}"; }
-fabric_sw_in() { local s=$1; shift; ip netns exec "$(fabric_sw_ns "$s")" "$@"; }
+fabric_sw_in() { local s=$1; shift; ns_run "$(fabric_sw_ns "$s")" "$@"; }
 fabric_ip() { echo "10.0.$1.1"; }
 fabric_ip6() { echo "fd00:0:0:$1::1"; }
 fabric_dev() { echo "h$1"; }
-fabric_in() { local i=$1; shift; ip netns exec "$(fabric_ns "$i")" "$@"; }
-fabric_sw() { ip netns exec "$(fabric_sw_ns)" "$@"; }
+fabric_in() { local i=$1; shift; ns_run "$(fabric_ns "$i")" "$@"; }
+fabric_sw() { ns_run "$(fabric_sw_ns)" "$@"; }
 
 cnt() { port_counter "h$1" "$2"; }
+# above I:NAME VALUE: host I's counter NAME is above VALUE (for wait_for: no
+# process started per poll)
+above() {
+	local v
+	read -r v <"/sys/class/infiniband/h${1%%:*}/ports/1/hw_counters/${1#*:}" && [ "$v" -gt "$2" ]
+}
+# fabric_rc_rts I: host I's device has an RC QP in RTS (the rxecc tool's table)
+fabric_rc_rts() {
+	[[ $(fabric_in "$1" "$RXECC_TOOL" qp show dev "$(fabric_dev "$1")") =~ [[:space:]]RC[[:space:]]+RTS[[:space:]] ]]
+}
 declare -gA FABRIC_C0=()
 # snap H:NAME...: remember counters (no subshell: read into the array);
 # delta H:NAME: how much one grew since.

@@ -297,6 +297,22 @@ softnet_drops() {
 	echo $s
 }
 
+# ns_run NS CMD...: CMD in network namespace NS (here if NS is empty). ip,
+# tc, ss and the rxecc tool enter it themselves: one process where ip netns
+# exec starts two and mounts a sysfs (some tenths of a second in the guest).
+ns_run() {
+	local ns=$1 c
+	shift
+	[ -n "$ns" ] || { "$@"; return; }
+	c=$1
+	case $c in
+	ip | tc) shift; "$c" -n "$ns" "$@" ;;
+	ss) shift; ss -N "$ns" "$@" ;;
+	"$RXECC_TOOL") shift; "$c" -n "$ns" "$@" ;;
+	*) ip netns exec "$ns" "$@" ;;
+	esac
+}
+
 # ---- peers -----------------------------------------------------------------
 # peer_pair NAME SERVER_CMD -- CLIENT_CMD: run a server in the background and
 # a client against it (client_run: retried while the server is not yet
@@ -332,11 +348,26 @@ peer_pair() {
 	[ $src -eq 0 ] && [ $crc -eq 0 ]
 }
 
+# tcp_listeners [NS]: how many TCP sockets are listening (in NS);
+# tcp_listening NS N: at least N.
+tcp_listeners() {
+	local n=0 l
+	# (here-strings: the guest has no /dev/fd for process substitution)
+	while IFS= read -r l; do [ -z "$l" ] || n=$((n + 1)); done <<<"$(ns_run "${1:-}" ss -Hltn)"
+	echo $n
+}
+tcp_listening() { [ "$(tcp_listeners "$1")" -ge "$2" ]; }
+# tcp_listening_on NS PORT: a TCP socket listens on PORT in NS.
+tcp_listening_on() { [[ $(ns_run "$1" ss -Hltn sport = ":$2") ]]; }
+
 # listeners [NS]: how many TCP sockets (in NS) and rdma_cm IDs are listening.
 listeners() {
-	local in=()
-	[ -z "${1:-}" ] || in=(ip netns exec "$1")
-	echo $(($("${in[@]}" ss -Hltn | wc -l) + $(rdma resource show cm_id 2>/dev/null | grep -c 'state LISTEN')))
+	local n l
+	n=$(tcp_listeners "${1:-}")
+	while IFS= read -r l; do
+		[[ $l != *"state LISTEN"* ]] || n=$((n + 1))
+	done <<<"$(rdma resource show cm_id 2>/dev/null)"
+	echo $n
 }
 listening_more_than() { [ "$(listeners "${2:-}")" -gt "$1" ]; }
 

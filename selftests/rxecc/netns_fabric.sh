@@ -85,7 +85,7 @@ fanin() {
 			-p $((18700 + i)) >"$LOGDIR/fanin$i.server.log" 2>&1 &
 		pids+=($!)
 	done
-	wait_for 15 bash -c "[ \$(ip netns exec $(fabric_ns 1) ss -Hltn | wc -l) -ge 3 ]"
+	wait_for 15 tcp_listening "$(fabric_ns 1)" 3
 	for i in 2 3 4; do
 		client_run "$LOGDIR/fanin$i.client.log" ip netns exec "$(fabric_ns $i)" \
 			ib_write_bw -d "h$i" -x "$(fabric_gid $i)" -F -s 65536 -n "$iters" -p $((18700 + i)) \

@@ -138,7 +138,7 @@ endpoint_pause() {
 			-p $((18710 + i)) --tclass=$(tclass_of $i) >"$LOGDIR/ep.s$i.log" 2>&1 &
 		pids+=($!)
 	done
-	wait_for 15 bash -c "[ \$(ip netns exec $(fabric_ns 1) ss -Hltn | wc -l) -ge 2 ]"
+	wait_for 15 tcp_listening "$(fabric_ns 1)" 2
 	fabric_in 2 timeout $((d + 60)) dumpcap -q -P -i eth0 -s 64 \
 		-f "(src host $(fabric_ip 2) and udp dst port 4791) or ether proto 0x8808" \
 		-w "$LOGDIR/ep.h2.pcap" >/dev/null 2>&1 &
@@ -236,7 +236,7 @@ incast() {
 			caps+=($!)
 		done
 	fi
-	wait_for 15 bash -c "[ \$(ip netns exec $(fabric_ns 1) ss -Hltn | wc -l) -ge 3 ]"
+	wait_for 15 tcp_listening "$(fabric_ns 1)" 3
 	if [ -n "$verify" ]; then
 		# Connected before the load starts, verifying data all through it.
 		for i in $SENDERS; do
@@ -358,7 +358,7 @@ incast_to_h1() {	# SECONDS
 			-p $((18730 + i)) --tclass=$TCLASS -u $QP_TIMEOUT >"$LOGDIR/tx.s$i.log" 2>&1 &
 		pids+=($!)
 	done
-	wait_for 15 bash -c "[ \$(ip netns exec $(fabric_ns 1) ss -Hltn | wc -l) -ge 3 ]"
+	wait_for 15 tcp_listening "$(fabric_ns 1)" 3
 	for i in $SENDERS; do
 		client_run "$LOGDIR/tx.c$i.log" ip netns exec "$(fabric_ns $i)" ib_write_bw -d "h$i" \
 			-x "$(fabric_gid $i)" -F -s 65536 -D "$1" -p $((18730 + i)) --tclass=$TCLASS \
@@ -407,7 +407,7 @@ egress_run() {	# TX_QLIMIT PORT: "drops retries deferrals"
 	snap 2:tx_local_retry 2:tx_queue_deferred
 	fabric_in 1 timeout 60 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -D 3 -p "$2" \
 		--tclass=$TCLASS -u $QP_TIMEOUT >"$LOGDIR/egress.s$2.log" 2>&1 &
-	wait_for 15 bash -c "ip netns exec $(fabric_ns 1) ss -Hltn | grep -q ':$2 '"
+	wait_for 15 tcp_listening_on "$(fabric_ns 1)" "$2"
 	client_run "$LOGDIR/egress.c$2.log" ip netns exec "$(fabric_ns 2)" ib_write_bw -d h2 \
 		-x "$(fabric_gid 2)" -F -s 65536 -D 3 -p "$2" --tclass=$TCLASS -u $QP_TIMEOUT \
 		"$(fabric_ip 1)" >&2 || return 1
@@ -468,7 +468,7 @@ hops() {
 			-D $DUR -p $((18720 + src)) --tclass=$TCLASS -u $QP_TIMEOUT >"$LOGDIR/$name.s$src.log" 2>&1 &
 		pids+=($!)
 	done
-	wait_for 15 bash -c "[ \$(ip netns exec $(fabric_ns 5) ss -Hltn | wc -l) -ge 2 ] && [ \$(ip netns exec $(fabric_ns 6) ss -Hltn | wc -l) -ge 1 ]"
+	wait_for 15 tcp_listening "$(fabric_ns 5)" 2 && wait_for 15 tcp_listening "$(fabric_ns 6)" 1
 	for i in 5 6; do
 		fabric_sw_in sw2 timeout 100 dumpcap -q -P -i swp$i -s 80 -w "$LOGDIR/$name.swp$i.pcap" \
 			>/dev/null 2>&1 &

@@ -271,6 +271,9 @@ import json, sys
 print(" ".join(str(q["lqpn"]) for q in json.load(sys.stdin)
                if q.get("type") == "RC" and q.get("comm") == "ib_write_bw"))'
 }
+no_perftest_qp() {	# HOST: no QP of ib_write_bw is left on host HOST
+	[[ $(fabric_in "$1" rdma res show qp link "h$1/1") != *ib_write_bw* ]]
+}
 teardown_round() {
 	local r=$1 srv cli inj q2 q deferred
 	snap 2:rp_tx_deferred 2:tx_pfc_deferred 2:rp_cnp_handled
@@ -283,15 +286,13 @@ teardown_round() {
 		-n 1000000 -u 18 \
 		-p $((18800 + r)) --tclass=104 >"$LOGDIR/td.s$r.log" 2>&1 &
 	srv=$!
-	wait_for 15 bash -c "[ \$(ip netns exec $(fabric_ns 1) ss -Hltn | wc -l) -ge 1 ]"
+	wait_for 15 tcp_listening "$(fabric_ns 1)" 1
 	fabric_in 2 timeout "$(scaled_time 120)" ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 4096 \
 		-n 1000000 -u 18 \
 		-p $((18800 + r)) --tclass=104 "$(fabric_ip 1)" >"$LOGDIR/td.c$r.log" 2>&1 &
 	cli=$!
 	# CNPs count only for a QP in RTR or later: wait for RTS
-	wait_for "$(scaled_time 20)" bash -c "ip netns exec $(fabric_ns 2) $T -j qp show dev h2 | python3 -c '
-import json, sys
-sys.exit(0 if any(q[\"type\"] == \"RC\" and q[\"state\"] == \"RTS\" for q in json.load(sys.stdin)) else 1)'" ||
+	wait_for "$(scaled_time 20)" fabric_rc_rts 2 ||
 		{ echo "round $r: no QP of h2 in RTS"; return 1; }
 	q2=$(qps_of 2)
 	local c=/sys/class/infiniband/h2/ports/1/hw_counters try
@@ -299,15 +300,14 @@ sys.exit(0 if any(q[\"type\"] == \"RC\" and q[\"state\"] == \"RTS\" for q in jso
 	# traffic starts), again if its limiter has held nothing back: first
 	# held back by its limiter, then paused too (started together, the
 	# pauses could stop h2 before it ever sent faster than its cut rate)
-	wait_for "$(scaled_time 20)" bash -c "[ \$(cat $c/sent_pkts) -gt \$(( $(cnt 2 sent_pkts) + 100 )) ]" ||
+	wait_for "$(scaled_time 20)" above 2:sent_pkts $(($(cnt 2 sent_pkts) + 100)) ||
 		{ echo "round $r: h2 sends nothing"; return 1; }
 	for try in 1 2 3; do
 		for q in $q2; do
 			fabric_in 1 python3 "$HERE/roce_pkt.py" --src "$(fabric_ip 1)" --dst "$(fabric_ip 2)" \
 				--dqpn "$q" --count 2 || return 1
 		done
-		wait_for "$(scaled_time 5)" bash -c \
-			"[ \$(cat $c/rp_tx_deferred) -gt ${FABRIC_C0[2:rp_tx_deferred]} ]" && break
+		wait_for "$(scaled_time 5)" above 2:rp_tx_deferred "${FABRIC_C0[2:rp_tx_deferred]}" && break
 		echo "round $r: nothing held back after CNPs ($try of 3): h2 $(for k in rp_cnp_handled \
 			rp_cnp_ignored rp_cnp_drop_unknown_qp rp_cnp_drop_qp_state rp_cnp_drop_src_mismatch \
 			rp_cnp_drop_malformed rp_cnp_drop_pkey_mismatch rcvd_pkts sent_pkts; do echo -n "$k $(cat $c/$k) "; done)"
@@ -316,7 +316,7 @@ sys.exit(0 if any(q[\"type\"] == \"RC\" and q[\"state\"] == \"RTS\" for q in jso
 		--duration "$(scaled_time 20)" --no-xon >"$LOGDIR/td.inject$r.json" &
 	inj=$!
 	# (a Python start takes seconds on a slow kernel)
-	wait_for "$(scaled_time 20)" bash -c "[ \$(cat $c/tx_pfc_deferred) -gt ${FABRIC_C0[2:tx_pfc_deferred]} ]"
+	wait_for "$(scaled_time 20)" above 2:tx_pfc_deferred "${FABRIC_C0[2:tx_pfc_deferred]}"
 	deferred="rp_cnp_handled +$(delta 2:rp_cnp_handled), rp_tx_deferred +$(delta 2:rp_tx_deferred),"
 	deferred+=" tx_pfc_deferred +$(delta 2:tx_pfc_deferred)"
 	kill_tree $cli
@@ -325,8 +325,7 @@ sys.exit(0 if any(q[\"type\"] == \"RC\" and q[\"state\"] == \"RTS\" for q in jso
 	wait $inj 2>/dev/null
 	kill_tree $srv
 	wait $srv 2>/dev/null
-	wait_for 20 bash -c "[ -z \"\$(ip netns exec $(fabric_ns 2) rdma -j res show qp link h2/1 |
-		grep ib_write_bw)\" ]" || { echo "round $r: h2's QPs $q2 not destroyed"; return 1; }
+	wait_for 20 no_perftest_qp 2 || { echo "round $r: h2's QPs $q2 not destroyed"; return 1; }
 	echo "round $r: h2's QPs $q2 destroyed while held back ($deferred)"
 	[ "$(delta 2:rp_cnp_handled)" -gt 0 ] && [ "$(delta 2:rp_tx_deferred)" -gt 0 ] &&
 		[ "$(delta 2:tx_pfc_deferred)" -gt 0 ]
@@ -403,7 +402,7 @@ netdev_gone() {
 	fabric_in 1 timeout "$(scaled_time 60)" ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -q 2 \
 		-D "$(scaled_time 20)" -u 18 -p 18850 --tclass=104 >"$LOGDIR/ng.s.log" 2>&1 &
 	srv=$!
-	wait_for 15 bash -c "[ \$(ip netns exec $(fabric_ns 1) ss -Hltn | wc -l) -ge 1 ]"
+	wait_for 15 tcp_listening "$(fabric_ns 1)" 1
 	fabric_in 2 timeout "$(scaled_time 60)" ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 65536 -q 2 \
 		-D "$(scaled_time 20)" -u 18 -p 18850 --tclass=104 "$(fabric_ip 1)" >"$LOGDIR/ng.c.log" 2>&1 &
 	cli=$!

@@ -306,10 +306,6 @@ sys.exit(1 if bad or extra or d["sent_pkts"] <= 0 else 0)' || rc=1
 }
 ktap_result "stats: every counter in JSON equals sysfs; reset zeroes one device" stats
 
-rc_rts() {	# h2 has an RC QP in RTS
-	fabric_in 2 "$T" -j qp show dev h2 |
-		python3 -c 'import json, sys; sys.exit(0 if any(q["type"] == "RC" and q["state"] == "RTS" for q in json.load(sys.stdin)) else 1)'
-}
 qps() {
 	# The QP must outlive both snapshots: on the debug kernel, reaching RTS
 	# and two tool runs took more than 6 s.
@@ -322,7 +318,7 @@ qps() {
 	fabric_in 2 timeout $((d + 54)) ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 4096 -D "$d" -p 18951 \
 		"$(fabric_ip 1)" >"$LOGDIR/qp.c.log" 2>&1 &
 	local cpid=$!
-	wait_for 15 rc_rts || rc=1
+	wait_for 15 fabric_rc_rts 2 || rc=1
 	j=$(fabric_in 2 "$T" -j qp show dev h2)
 	t=$(fabric_in 2 "$T" qp show)
 	# Without CAP_NET_ADMIN a user sees only the QPs of its own process.

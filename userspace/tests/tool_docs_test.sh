@@ -55,8 +55,10 @@ completion)
 	expect "pfc pmax prio" rxecc qdisc add dev lo rate 5 p
 	expect "lo" rxecc qdisc show dev l
 	expect "dscp2prio" rxecc dcqcn set dev r0 dscp
-	expect "--help --json --pretty --version -V -h -j -p" rxecc "-"
+	expect "--help --json --netns --pretty --version -V -h -j -n -p" rxecc "-"
 	expect "dcqcn" rxecc -j dc
+	expect "dcqcn" rxecc -n ns1 dc
+	expect "help profile set show" rxecc --netns ns1 -j dcqcn ""
 	expect "help profile set show" rxecc dcqcn ""
 	expect "defaults dev" rxecc dcqcn set ""
 	expect "lab mlx5 paper" rxecc dcqcn profile defaults ""

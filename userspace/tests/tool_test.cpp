@@ -187,6 +187,11 @@ TEST(ToolCli, ReadCommands) {
     EXPECT_FALSE(c.dev);
     c = parse({"dcqcn", "show", "defaults"});
     EXPECT_TRUE(c.defaults);
+    c = parse({"-n", "h1", "-j", "qp"});
+    EXPECT_EQ(c.netns, "h1");
+    EXPECT_EQ(c.verb, Verb::qp_show);
+    EXPECT_TRUE(c.json);
+    EXPECT_EQ(parse({"--netns", "/proc/1/ns/net", "stats"}).netns, "/proc/1/ns/net");
     c = parse({"-jp", "stats"});
     EXPECT_EQ(c.verb, Verb::stats_show);
     EXPECT_TRUE(c.json && c.pretty);
@@ -245,6 +250,8 @@ TEST(ToolCli, ErrorsHaveTheirOwnCodes) {
     const std::vector<std::pair<A, Exit>> cases = {
         {{}, Exit::usage},
         {{"--bogus"}, Exit::usage},
+        {{"-n"}, Exit::usage},
+        {{"-n", "", "qp"}, Exit::usage},
         {{"nothing"}, Exit::usage},
         {{"dcqcn", "frob"}, Exit::usage},
         {{"dcqcn", "set", "rp_gd", "3"}, Exit::usage},

@@ -30,6 +30,7 @@ constexpr std::string_view kOverview =
     "Options:\n"
     "  -j, --json     JSON output (read commands)\n"
     "  -p, --pretty   indented JSON (with -j)\n"
+    "  -n, --netns NAME  run in network namespace NAME (as 'ip -n')\n"
     "  -h, --help     this help; 'rxecc OBJECT help' for one object\n"
     "  -V, --version  the tool's and the netlink interface's version\n"
     "\n"
@@ -453,6 +454,10 @@ size_t parse_options(std::span<const std::string> argv, Command& cmd) {
             cmd.pretty = true;
         } else if (o == "-jp" || o == "-pj") {
             cmd.json = cmd.pretty = true;
+        } else if (o == "-n" || o == "--netns") {
+            if (++i == argv.size() || argv[i].empty())
+                usage("option '" + o + "' needs a network namespace name");
+            cmd.netns = argv[i];
         } else if (o == "-h" || o == "--help") {
             cmd.verb = Verb::help;
             return kDone;

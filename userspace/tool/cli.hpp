@@ -57,6 +57,7 @@ struct Command {
     Verb verb = Verb::help;
     bool json = false;
     bool pretty = false;
+    std::string netns;               // -n NAME: enter /run/netns/NAME first ("" none)
     std::optional<std::string> dev;  // `dev NAME`
     bool defaults = false;           // `defaults` instead of a device
     std::vector<Setting> settings;   // dcqcn set
