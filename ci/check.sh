@@ -14,11 +14,18 @@ echo "== host unit tests"
 # The static checks (ci/lint.sh, then clang-tidy: about 6 minutes of both
 # CPUs) run beside the guests at idle priority (SCHED_IDLE): they take only
 # the CPU time the guests leave, and build the modules from a copy.
+# The copy is made here, before any guest loads the tree's modules.
 tidy_out="$top/build/check/tidy.out" lint_out="$top/build/check/lint.out"
-chrt --idle 0 bash -c 'LINT_NO_TIDY=1 "$1/ci/lint.sh" >"$2" 2>&1; exec "$1/ci/tidy.sh"' - "$top" "$lint_out" \
-	>"$tidy_out" 2>&1 &
+export LINT_STAGE="$top/build/lint/mod"
+"$top/ci/stage-modules.sh" "$LINT_STAGE" ||
+	echo "not ok lint: a copy of the module sources to build" | tee -a "$RESULTS"
+# (its own session: an aborted check stops the whole group)
+setsid -w chrt --idle 0 bash -c '
+	LINT_NO_TIDY=1 "$1/ci/lint.sh" >"$2" 2>&1 ||
+		grep -q "^not ok lint" "$2" || echo "not ok lint: ci/lint.sh ended early" | tee -a "$RESULTS" >>"$2"
+	exec "$1/ci/tidy.sh"' - "$top" "$lint_out" >"$tidy_out" 2>&1 &
 tidy=$!
-trap 'kill $tidy 2>/dev/null' EXIT
+trap 'kill -- -$tidy 2>/dev/null' EXIT
 echo "== guest selftests (kernel $("$top/ci/kver.sh"))"
 "$top/ci/selftests.sh" "$@"
 echo "== static checks (ran beside the guests)"

@@ -269,8 +269,11 @@ for line in sys.stdin:
 # The driver spaces its decisions by the gap; the capture stamps the
 # transmission, later by the time it takes to build and send the CNP, which a
 # TCG vCPU preempted on a busy host can stretch by milliseconds for one CNP
-# and not the next. So: each gap at least half the gap (a stall of up to
-# 5 ms), and the span of a QP'"'"'s n CNPs at least n - 1 gaps less one such stall.
+# and not the next (its gap shrinks by the stall; 8.6 ms seen once in CI-like
+# load). So: the span of a QP'"'"'s n CNPs at least n - 1 gaps less half a gap,
+# and at most 1 % of its gaps (at least one) shorter than half a gap. A
+# driver that did not space its CNPs would send one per CE-marked packet:
+# most gaps far below the gap.
 stall = gap / 2
 ok = n > 1
 for qp, ts in times.items():
@@ -278,13 +281,14 @@ for qp, ts in times.items():
         continue
     gaps = [b - a for a, b in zip(ts, ts[1:])]
     span = ts[-1] - ts[0]
-    print("%s: %d CNPs, smallest gap %d us, mean %d us" %
-          (qp, len(ts), min(gaps) * 1e6, span / len(gaps) * 1e6))
-    ok = ok and min(gaps) >= gap - stall and span >= len(gaps) * gap - stall
+    short = sum(g < gap - stall for g in gaps)
+    print("%s: %d CNPs, smallest gap %d us, mean %d us, %d under half the gap" %
+          (qp, len(ts), min(gaps) * 1e6, span / len(gaps) * 1e6, short))
+    ok = ok and short <= max(1, len(gaps) // 100) and span >= len(gaps) * gap - stall
 print("%d CNPs" % n)
 sys.exit(0 if ok and any(len(ts) > 1 for ts in times.values()) else 1)' $gap_us
 }
-ktap_result "np_min_time_between_cnps 10 ms: per QP on the wire, n CNPs span n - 1 gaps and none is closer than half a gap" cnp_spacing
+ktap_result "np_min_time_between_cnps 10 ms: per QP on the wire, n CNPs span n - 1 gaps and at most 1 % of the gaps are under half a gap" cnp_spacing
 
 read_run() {
 	# h1 reads from h2 and h3: the read responses cross the bottleneck, h1
@@ -387,8 +391,13 @@ crafted() {
 	# waits for the client (perftest's server creates it only after).
 	fabric_in 3 timeout 60 ibv_rc_pingpong -d h3 -g "$(fabric_gid 3)" -p 18911 >"$LOGDIR/crafted.init.log" 2>&1 &
 	local ipid=$!
-	wait_for 15 bash -c "rdma res show qp | grep -qE 'link h2/1 .*type RC state RTS'" &&
-		wait_for 15 bash -c "rdma res show qp | grep -qE 'link h3/1 .*type RC state (INIT|RESET)'" ||
+	qp_state_is() {	# ERE: a line of `rdma res show qp` matches it
+		local l
+		while IFS= read -r l; do [[ $l =~ $1 ]] && return 0; done <<<"$(rdma res show qp)"
+		return 1
+	}
+	wait_for 15 qp_state_is 'link h2/1 .*type RC state RTS' &&
+		wait_for 15 qp_state_is 'link h3/1 .*type RC state (INIT|RESET)' ||
 		{ rdma res show qp; cat "$LOGDIR/crafted.init.log"; kill $spid $cpid $ipid; return 1; }
 	local q2 q3 rc=0
 	q2=$(rdma res show qp | grep -E 'link h2/1 .*type RC' | grep -oE 'lqpn [0-9]+' | grep -oE '[0-9]+' | head -n 1)

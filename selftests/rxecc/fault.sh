@@ -139,7 +139,7 @@ skb_faults() {
 		wait "${pids[$((i - 2))]}"
 		code=$?
 		# A server whose client never connected would wait for it: not long.
-		wait_for 20 bash -c "! kill -0 ${VERBS_S[skb-$i]} 2>/dev/null" || kill_tree "${VERBS_S[skb-$i]}"
+		wait_for 20 gone "${VERBS_S[skb-$i]}" || kill_tree "${VERBS_S[skb-$i]}"
 		wait "${VERBS_S[skb-$i]}" 2>/dev/null
 		echo "h$i: exit $code: $(verbs_summary "$LOGDIR/skb-$i.c.json" 2>/dev/null ||
 			grep -m1 rxecc-verbs "$LOGDIR/skb-$i.c.err")"

@@ -58,10 +58,10 @@ for c in sys.argv[2].split():
 
 # live_start NAME [ADDR]: h2 -> h1 (h1's ADDR) until live_stop (verbs.sh);
 # LIVE_QPN: h1's QP of it.
+verbs_qp_on_h1() { [[ $(fabric_in 1 rdma res show qp link h1/1) == *rxecc-verbs* ]]; }
 live_start() {
 	verbs_live_start "$1" 2 19600 60 "${2:-$(fabric_ip 1)}" || return 1
-	wait_for 20 bash -c "ip netns exec $(fabric_ns 1) rdma -j res show qp link h1/1 |
-		grep -q '\"comm\":\"rxecc-verbs\"'" || return 1
+	wait_for 20 verbs_qp_on_h1 || return 1
 	LIVE_QPN=$(fabric_in 1 rdma -j res show qp link h1/1 | python3 -c '
 import json, sys
 print(",".join(str(q["lqpn"]) for q in json.load(sys.stdin)
@@ -87,8 +87,7 @@ stale_qpns() {
 	wait_for 10 grep -q listening "$LOGDIR/stale.err" || return 1
 	fabric_in 2 "$VERBS" client "$(fabric_ip 1)" -p 19601 --count 10 >/dev/null &
 	local c=$!
-	wait_for 20 bash -c "ip netns exec $(fabric_ns 1) rdma -j res show qp link h1/1 |
-		grep -q '\"comm\":\"rxecc-verbs\"'"
+	wait_for 20 verbs_qp_on_h1
 	STALE=$(fabric_in 1 rdma -j res show qp link h1/1 | python3 -c '
 import json, sys
 print(",".join(str(q["lqpn"]) for q in json.load(sys.stdin) if q.get("type") == "RC"))')

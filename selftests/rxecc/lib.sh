@@ -178,7 +178,18 @@ rdma_links_delete_all() {
 		[ -e "$d" ] || continue
 		rdma link delete "${d##*/}" 2>/dev/null
 	done
-	wait_for 10 test -z "$(ls /sys/class/infiniband 2>/dev/null)"
+	wait_for 10 no_ib_devices
+}
+
+# no_ib_devices [ERE]: no RDMA device (whose name matches ERE) is left.
+no_ib_devices() {
+	local d
+	for d in /sys/class/infiniband/*; do
+		[ -e "$d" ] || continue
+		[ -z "${1:-}" ] || [[ ${d##*/} =~ $1 ]] || continue
+		return 1
+	done
+	return 0
 }
 
 modules_unload() {
@@ -267,8 +278,14 @@ capture_stop() {
 	local re
 	re="-w $(ere_quote "$1")( |\$)"
 	pkill -TERM -f -- "$re" 2>/dev/null
-	wait_for 20 bash -c "! pgrep -f -- '$re'"
+	wait_for 20 no_process "$re"
 }
+
+# gone PID: process PID has ended.
+gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# no_process ERE: no process's command line matches ERE.
+no_process() { ! pgrep -f -- "$1" >/dev/null; }
 
 # kill_tree PID: SIGKILL PID and every process below it. A job started as
 # `fabric_in N timeout ... prog &` is a subshell whose children (ip netns
@@ -298,8 +315,9 @@ softnet_drops() {
 }
 
 # ns_run NS CMD...: CMD in network namespace NS (here if NS is empty). ip,
-# tc, ss and the rxecc tool enter it themselves: one process where ip netns
-# exec starts two and mounts a sysfs (some tenths of a second in the guest).
+# tc, ss and the rxecc tool enter it themselves: one exec where ip netns exec
+# makes two (some tenths of a second each in the guest); the tool also skips
+# the sysfs remount the others make.
 ns_run() {
 	local ns=$1 c
 	shift

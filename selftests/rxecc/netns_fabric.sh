@@ -173,7 +173,7 @@ ktap_result "surviving devices still work: h1 <-> h3 ibv_rc_pingpong" bash -c '
 		ibv_rc_pingpong -d h1 -g $(fabric_gid 1) -n 100 -c $(fabric_ip 3)'
 fabric_destroy
 ktap_result "all fabric devices gone after the namespaces are deleted" \
-	wait_for 30 test -z "$(ls /sys/class/infiniband)"
+	wait_for 30 no_ib_devices
 ktap_result "rdma_rxecc unloads afterwards" timeout 60 rmmod rdma_rxecc
 
 # Stock rdma_rxe in init_net, rdma_rxecc in namespaces, both loaded.

@@ -254,7 +254,7 @@ nl_race() {
 	rdma link delete keep0
 	ip link del e1
 	# every namespace's device went with it
-	wait_for 20 bash -c "! ls /sys/class/infiniband | grep -q '^n[0-9]'" ||
+	wait_for 20 no_ib_devices '^n[0-9]' ||
 		{ echo "devices of deleted namespaces left: $(ls /sys/class/infiniband)"; rc=1; }
 	return $rc
 }
@@ -375,9 +375,11 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 # Record Route: type 7, length 7, pointer 4, one empty slot; then End of List
 s.setsockopt(socket.IPPROTO_IP, socket.IP_OPTIONS, bytes([7, 7, 4, 0, 0, 0, 0, 0]))
 s.sendto(b"abcd", (sys.argv[3], 4791))' "$(fabric_ip6 1)" fd00:99::1 "$(fabric_ip 1)" || rc=1
-	local c=/sys/class/infiniband/h1/ports/1/hw_counters
-	wait_for 10 bash -c "[ \$(cat $c/rx_drop_dgid) -gt ${FABRIC_C0[1:rx_drop_dgid]} ] &&
-		[ \$(cat $c/rx_drop_malformed) -gt \$((${FABRIC_C0[1:rx_drop_malformed]} + 1)) ]"
+	both_dropped() {
+		above 1:rx_drop_dgid "${FABRIC_C0[1:rx_drop_dgid]}" &&
+			above 1:rx_drop_malformed "$((${FABRIC_C0[1:rx_drop_malformed]} + 1))"
+	}
+	wait_for 10 both_dropped
 	echo "h1: rx_drop_malformed +$(delta 1:rx_drop_malformed), rx_drop_dgid +$(delta 1:rx_drop_dgid)"
 	fabric_sw ip -6 route del fd00:99::1/128 2>/dev/null
 	fabric_in 1 ip link del dummy0 2>/dev/null
@@ -425,7 +427,7 @@ netdev_gone() {
 	kill_tree $cli; kill_tree $srv
 	wait $cli $srv 2>/dev/null
 	wait $del || rc=1
-	wait_for 20 bash -c "! [ -e /sys/class/infiniband/h1 ]" || { echo "h1 not unregistered"; rc=1; }
+	wait_for 20 no_ib_devices '^h1$' || { echo "h1 not unregistered"; rc=1; }
 	wait $pid || rc=1
 	return $rc
 }

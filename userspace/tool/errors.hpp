@@ -14,7 +14,7 @@ enum class Exit : int {
     not_rxecc = 4,      // the device exists but belongs to another driver
     unknown_param = 5,  // no such parameter
     bad_value = 6,      // a value of the wrong type, or out of range (the kernel's message)
-    permission = 7,     // CAP_NET_ADMIN is needed
+    permission = 7,     // CAP_NET_ADMIN is needed (-n: CAP_SYS_ADMIN)
     system = 8,         // any other netlink or system error
 };
 

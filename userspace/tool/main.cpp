@@ -124,8 +124,11 @@ void monitor(Client& client, const Command& cmd) {
 void enter_netns(const std::string& name) {
     const std::string path = name.find('/') == std::string::npos ? "/run/netns/" + name : name;
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);  // NOLINT(*-vararg)
-    if (fd < 0)
-        throw Error(Exit::system, "network namespace '" + name + "': " + std::strerror(errno));
+    if (fd < 0) {
+        const int err = errno;
+        throw Error(err == EACCES ? Exit::permission : Exit::system,
+                    "network namespace '" + name + "': " + std::strerror(err));
+    }
     const int rc = ::setns(fd, CLONE_NEWNET);
     const int err = errno;
     ::close(fd);
