@@ -16,16 +16,16 @@ echo "== host unit tests"
 # the CPU time the guests leave, and build the modules from a copy.
 # The copy is made here, before any guest loads the tree's modules.
 tidy_out="$top/build/check/tidy.out" lint_out="$top/build/check/lint.out"
-export LINT_STAGE="$top/build/lint/mod"
-"$top/ci/stage-modules.sh" "$LINT_STAGE" ||
-	echo "not ok lint: a copy of the module sources to build" | tee -a "$RESULTS"
+# (if that fails, lint.sh makes the copy itself, and says why it cannot)
+stage="$top/build/lint/mod"
+"$top/ci/stage-modules.sh" "$stage" || stage=
 # (its own session: an aborted check stops the whole group)
-setsid -w chrt --idle 0 bash -c '
+LINT_STAGE=$stage setsid -w chrt --idle 0 bash -c '
 	LINT_NO_TIDY=1 "$1/ci/lint.sh" >"$2" 2>&1 ||
 		grep -q "^not ok lint" "$2" || echo "not ok lint: ci/lint.sh ended early" | tee -a "$RESULTS" >>"$2"
 	exec "$1/ci/tidy.sh"' - "$top" "$lint_out" >"$tidy_out" 2>&1 &
 tidy=$!
-trap 'kill -- -$tidy 2>/dev/null' EXIT
+trap 'kill -- -$tidy 2>/dev/null || kill $tidy 2>/dev/null' EXIT
 echo "== guest selftests (kernel $("$top/ci/kver.sh"))"
 "$top/ci/selftests.sh" "$@"
 echo "== static checks (ran beside the guests)"

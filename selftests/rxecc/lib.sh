@@ -316,8 +316,8 @@ softnet_drops() {
 
 # ns_run NS CMD...: CMD in network namespace NS (here if NS is empty). ip,
 # tc, ss and the rxecc tool enter it themselves: one exec where ip netns exec
-# makes two (some tenths of a second each in the guest); the tool also skips
-# the sysfs remount the others make.
+# makes two (a tenth of a second or more each in the guest); the tool also
+# skips the sysfs remount the others make.
 ns_run() {
 	local ns=$1 c
 	shift
