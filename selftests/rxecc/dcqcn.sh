@@ -272,9 +272,8 @@ for line in sys.stdin:
 # and not the next (its gap shrinks by the stall; 8.6 ms seen once in CI-like
 # load; a late first CNP shortens the span by as much). So: the span of a
 # QP'"'"'s n CNPs at least n - 2 gaps, and at most 1 % of its gaps (at least
-# one) shorter than half a gap. A
-# driver that did not space its CNPs would send one per CE-marked packet:
-# most gaps far below the gap.
+# one) shorter than half a gap. A driver that did not space its CNPs would
+# send one per CE-marked packet: most gaps far below the gap.
 stall = gap / 2
 ok = n > 1
 for qp, ts in times.items():

@@ -33,7 +33,7 @@ rc=$?
 if cap_sys_admin; then
 	[ $rc -eq 0 ] || [ $rc -eq 2 ] || fail "CAP_SYS_ADMIN, own namespace: exit $rc ($out)"
 	# another user may not even open PID 1's namespace (EACCES): exit 7 too
-	# (when nobody can run the tool at all: a build under a private home)
+	# (skipped where nobody may not run the tool: a build under a private home)
 	nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
 	if command -v setpriv >/dev/null && [ "$(id -u)" -eq 0 ] && "${nobody[@]}" "$tool" -V >/dev/null 2>&1; then
 		out=$("${nobody[@]}" "$tool" -n /proc/1/ns/net stats 2>&1)
