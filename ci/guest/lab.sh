@@ -73,7 +73,7 @@ fi
 say "fabric: h1 <- swp1 (${RATE} Mbit/s) <- senders $(echo h$SENDER_HOSTS | sed 's/ / h/g')" \
 	"$([ "$PROBE" = 1 ] && echo "and the probe h$PROBE_HOST")"
 
-COUNTERS="np_cnp_sent np_ecn_marked_roce_packets rp_cnp_handled rp_tx_deferred completer_retry_err
+COUNTERS="np_cnp_sent np_ecn_marked_roce_packets rp_cnp_handled rp_tx_deferred rp_pace_late_us rp_pace_idle_us completer_retry_err
 	duplicate_request rx_prio${PRIO}_pause rx_prio${PRIO}_pause_duration tx_pfc_deferred
 	rcvd_pkts sent_pkts"
 counters() {

@@ -663,6 +663,12 @@ def analyse(raw, sc, mode):
               "retransmissions": delta(hs, "completer_retry_err"),
               "senders_paused_ms": round(delta(hs, f"rx_prio{prio}_pause_duration") / 1000),
               "limiter_deferred": delta(hs, "rp_tx_deferred")})
+    # the senders' time their pacers lost (late wake-ups; nothing to send),
+    # in % of the senders' time under load; None from a guest without them
+    if hs and r["window_s"] > 0 and (hs[0], "rp_pace_late_us") in a:
+        span_us = len(hs) * r["window_s"] * 1e6
+        r["pace_late_pct"] = round(100 * delta(hs, "rp_pace_late_us") / span_us, 1)
+        r["pace_idle_pct"] = round(100 * delta(hs, "rp_pace_idle_us") / span_us, 1)
     window = load_window(d)
     q = queue_series(os.path.join(d, "trace.txt"), PORT, prio)
     # A trace that lost its oldest events would count the lost time as an
@@ -783,7 +789,10 @@ def checks(results, sc):
                         "; ".join(f"{h} {p['in_band_pct']:g} % (median {p['median_mbps']:g} Mbit/s)"
                                   for h, p in rc["senders"].items())
                         + f"; their Rc summed {rc['sum_mean_mbps']:g} Mbit/s on average, goodput "
-                        f"{r['goodput_mbps']:g}"))
+                        f"{r['goodput_mbps']:g}"
+                        + (f"; their pacers lost {r['pace_late_pct']:g} % of the time to late "
+                           f"wake-ups, {r['pace_idle_pct']:g} % with nothing to send"
+                           if "pace_late_pct" in r else "")))
         out.append((f"{r['label']}: goodput {TARGET_GOODPUT_PCT} % of the port or more",
                     r["goodput_pct"] >= TARGET_GOODPUT_PCT, f"{r['goodput_pct']:g} %"))
         q = r.get("queue_mean_kb")

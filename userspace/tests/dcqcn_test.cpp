@@ -795,12 +795,70 @@ TEST(DcqcnPace, LatenessIsMadeUpOnlyWithinItsCredit) {
     rxecc_dcqcn_pace_hold(&pc);
     rxecc_dcqcn_pace_sent(&pc, kbps, 1000, 1'000'000 + 3'000'000);  // held, 3 ms late
     EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, kbps), 2'000'000U);         // made up
+    EXPECT_EQ(pc.late_ns, 0U);
     rxecc_dcqcn_pace_hold(&pc);
     rxecc_dcqcn_pace_sent(&pc, kbps, 1000, 2'000'000 + 9'000'000);  // held, 9 ms late
     EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, kbps), 11'000'000U - RXECC_PACE_LATE_NS + 1'000'000U);
-    const std::uint64_t due = rxecc_dcqcn_pace_due(&pc, kbps);
+    EXPECT_EQ(pc.late_ns, 9'000'000U - RXECC_PACE_LATE_NS);  // counted as late
+    std::uint64_t due = rxecc_dcqcn_pace_due(&pc, kbps);
+    rxecc_dcqcn_pace_sent(&pc, kbps, 1000, due);  // on time: caught up
+    due = rxecc_dcqcn_pace_due(&pc, kbps);
     rxecc_dcqcn_pace_sent(&pc, kbps, 1000, due + 3'000'000);  // not held: idle, 3 ms later
     EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, kbps), due + 3'000'000 - RXECC_PACE_CREDIT_NS + 1'000'000U);
+    EXPECT_EQ(pc.idle_ns, 3'000'000U - RXECC_PACE_CREDIT_NS);  // counted as idle
+    EXPECT_EQ(pc.late_ns, 9'000'000U - RXECC_PACE_LATE_NS);
+}
+
+// The packets that follow a late wake-up at once (the QP catching up) keep
+// its credit: a wake-up 4 ms late at 1 ms per packet loses nothing, and
+// once a packet goes on time an idle gap gets only the idle credit again.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
+TEST(DcqcnPace, CatchingUpKeepsTheLateCredit) {
+    const std::uint64_t kbps = 8'000;  // 1000 B = 1 ms
+    rxecc_dcqcn_pace pc{};
+    rxecc_dcqcn_pace_sent(&pc, kbps, 1000, 0);  // the next due at 1 ms
+    rxecc_dcqcn_pace_hold(&pc);
+    const std::uint64_t woken = rxecc_dcqcn_pace_start(&pc, kbps) + 4'000'000;  // 4 ms late
+    int sent = 0;
+    while (rxecc_dcqcn_pace_start(&pc, kbps) <= woken) {
+        rxecc_dcqcn_pace_sent(&pc, kbps, 1000, woken);
+        ++sent;
+    }
+    // due at 1, 2, ... ms, woken at 4 ms: the ones due by 5 ms (the early
+    // allowance) go at once, and the schedule is kept.
+    EXPECT_EQ(sent, 5);
+    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, kbps), 6'000'000U);
+    EXPECT_EQ(pc.late_ns + pc.idle_ns, 0U);
+}
+
+// Whatever the wake-ups, the pacer's clock, the time lost and the time the
+// packets took add up: sent time + lost time covers the span, to the early
+// allowance.
+TEST(DcqcnPace, TimeLostIsWhatTheClockDidNotMakeUp) {
+    std::mt19937_64 rng(11);
+    std::uniform_int_distribution<std::uint64_t> late(0, 3 * RXECC_PACE_LATE_NS);
+    std::uniform_int_distribution<int> idle(0, 9);
+    rxecc_dcqcn_pace pc{};
+    const std::uint64_t kbps = 16'000;  // 1000 B = 500 us
+    const std::uint64_t start = 1'000'000'000;
+    std::uint64_t now = start;
+    const int n = 20'000;
+    for (int i = 0; i < n; ++i) {
+        rxecc_dcqcn_pace_sent(&pc, kbps, 1000, now);
+        const std::uint64_t at = rxecc_dcqcn_pace_start(&pc, kbps);
+        if (idle(rng) == 0) {
+            now = std::max(now, at) + late(rng);  // nothing to send for a while
+        } else if (at > now) {
+            rxecc_dcqcn_pace_hold(&pc);
+            now = at + late(rng);
+        }
+    }
+    EXPECT_GT(pc.late_ns, 0U);
+    EXPECT_GT(pc.idle_ns, 0U);
+    const std::uint64_t paced = static_cast<std::uint64_t>(n) * 500'000U + pc.late_ns + pc.idle_ns;
+    // the clock's last start is the first packet's plus the packets' time and the time lost
+    EXPECT_EQ(pc.t, start + paced - 500'000U);
+    EXPECT_LE(pc.t, now + RXECC_PACE_EARLY_NS);
 }
 
 // An idle QP saves up at most the credit: after a long pause, the packets

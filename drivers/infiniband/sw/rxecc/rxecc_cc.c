@@ -567,7 +567,7 @@ bool rxecc_rp_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp)
 	struct rxecc_dcqcn_rp snap;
 	unsigned long flags;
 	bool changed, wait = false;
-	u64 now, bytes, line, due;
+	u64 now, bytes, line, due, late = 0, idle = 0;
 
 	if (likely(!READ_ONCE(cc->rp.active)))
 		return false;
@@ -609,7 +609,12 @@ bool rxecc_rp_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp)
 		wait = true;
 		goto out;
 	}
+	late = cc->pace.late_ns;
+	idle = cc->pace.idle_ns;
 	rxecc_dcqcn_pace_sent(&cc->pace, cc->rp.rc, bytes, now);
+	/* whole microseconds of the QP's running sums, carried exactly */
+	late = div_u64(cc->pace.late_ns, NSEC_PER_USEC) - div_u64(late, NSEC_PER_USEC);
+	idle = div_u64(cc->pace.idle_ns, NSEC_PER_USEC) - div_u64(idle, NSEC_PER_USEC);
 	changed |= rxecc_dcqcn_rp_sent(&cc->rp, &cfg->dcqcn, line, bytes, now);
 out:
 	snap = cc->rp;
@@ -617,6 +622,12 @@ out:
 	rcu_read_unlock();
 	if (wait)
 		rxe_counter_inc(to_rdev(qp->ibqp.device), RXECC_CNT_RP_TX_DEFERRED);
+	if (late || idle) {
+		struct rxe_dev *rxe = to_rdev(qp->ibqp.device);
+
+		atomic64_add(late, &rxe->stats_counters[RXECC_CNT_RP_PACE_LATE_US]);
+		atomic64_add(idle, &rxe->stats_counters[RXECC_CNT_RP_PACE_IDLE_US]);
+	}
 	if (changed)
 		rxecc_trace_rate(qp, &snap);
 	return wait;

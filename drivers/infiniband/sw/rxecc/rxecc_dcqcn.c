@@ -369,17 +369,29 @@ void rxecc_dcqcn_pace_hold(struct rxecc_dcqcn_pace *pc)
 void rxecc_dcqcn_pace_sent(struct rxecc_dcqcn_pace *pc, u64 kbps, u64 bytes, u64 now)
 {
 	u64 due = rxecc_dcqcn_pace_due(pc, kbps);
-	u64 credit = pc->held ? RXECC_PACE_LATE_NS : RXECC_PACE_CREDIT_NS;
+	u8 late = pc->held || pc->behind;
+	u64 credit = late ? RXECC_PACE_LATE_NS : RXECC_PACE_CREDIT_NS;
 	u64 floor = now > credit ? now - credit : 0;
+	u8 behind = 0;
 
-	if (!pc->bytes || due > now + RXECC_PACE_EARLY_NS)
+	if (!pc->bytes || due > now + RXECC_PACE_EARLY_NS) {
 		pc->t = now;		/* the first, or one that may not wait */
-	else if (due >= now)
+	} else if (due >= now) {
 		pc->t = due;		/* early, within the allowance */
-	else
-		pc->t = due > floor ? due : floor;	/* late */
+	} else {			/* late */
+		behind = late;
+		if (due < floor) {
+			if (late)
+				pc->late_ns += floor - due;
+			else
+				pc->idle_ns += floor - due;
+			due = floor;
+		}
+		pc->t = due;
+	}
 	pc->bytes = bytes;
 	pc->held = 0;
+	pc->behind = behind;
 }
 
 /* base^n for a Q30 base <= 1.0, in Q30. */

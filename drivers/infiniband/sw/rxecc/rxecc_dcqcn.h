@@ -198,10 +198,14 @@ u64 rxecc_dcqcn_tx_ns(u64 bytes, u64 kbps);
  *   successor is still due one packet time after its due time: one wake-up
  *   sends what falls due within that allowance, at the same average rate;
  * - a packet that was held back and started late starts its successor's
- *   clock at its own due time, making up to RXECC_PACE_LATE_NS of lateness;
- *   one that was not held back (the QP had nothing to send) makes up at most
+ *   clock at its own due time, making up to RXECC_PACE_LATE_NS of lateness,
+ *   and so do the packets that follow it at once (the QP catching up) until
+ *   one goes on time;
+ * - one that was not held back (the QP had nothing to send) makes up at most
  *   RXECC_PACE_CREDIT_NS: an idle QP saves up no more than that.
  * A burst is so at most (RXECC_PACE_EARLY_NS + the lateness made up) at Rc.
+ * Lateness beyond that is lost, and counted (late_ns, idle_ns): the two
+ * tell a QP slowed by its wake-ups from one that had nothing to send.
  */
 #define RXECC_PACE_EARLY_NS	1000000ULL
 #define RXECC_PACE_CREDIT_NS	1000000ULL
@@ -210,7 +214,10 @@ u64 rxecc_dcqcn_tx_ns(u64 bytes, u64 kbps);
 struct rxecc_dcqcn_pace {
 	u64 t;			/* start of the last packet, pacer clock */
 	u64 bytes;		/* its bytes on the wire; 0: none yet */
+	u64 late_ns;		/* time lost: woken or caught up too late */
+	u64 idle_ns;		/* time lost: nothing to send when due */
 	u8 held;		/* the next packet was held back */
+	u8 behind;		/* the last one went late, held or catching up */
 };
 
 /* When the next packet is due at @kbps (0: at once). */
@@ -225,6 +232,9 @@ void rxecc_dcqcn_pace_hold(struct rxecc_dcqcn_pace *pc);
 /*
  * A packet of @bytes starts at @now, at @kbps: at or after its start, or
  * earlier if it may not wait (the clock then starts again at @now).
+ * Lateness not made up is added to late_ns if the packet was held back or
+ * follows one that went late (the QP catching up), else to idle_ns (the QP
+ * had nothing to send when the packet was due).
  */
 void rxecc_dcqcn_pace_sent(struct rxecc_dcqcn_pace *pc, u64 kbps, u64 bytes, u64 now);
 
