@@ -516,7 +516,7 @@ ktap_result "devices deleted and the module unloaded (timers cancelled, referenc
 # longer on a slower kernel), DCQCN only, no probe. The report has each
 # sender's rate against the fair share of the senders present, in three
 # settled parts (h2 alone, both, h2 alone), the comparison with the host
-# simulation and the plots.
+# simulation, the pacers' lost time and the plots.
 lab_end_to_end() {
 	local dir=$LOGDIR/lab
 	rm -rf "$dir"
@@ -538,6 +538,11 @@ assert [p for _, _, p in m["segments"]] == [["h2"], ["h2", "h3"], ["h2"]], m["se
 assert m.get("rc") and sorted(m["rc"]["senders"]) == ["h2", "h3"], m.get("rc")
 assert m["cnp_handled"] > 0, m["cnp_handled"]
 assert "rc_diff_pct" in m["sim"], m["sim"]
+# the pacers' lost time (rp_pace_late_us, rp_pace_idle_us): read on every
+# sender, in % of their time under load, so at most 100 together
+print("pacers lost:", m.get("pace_late_pct"), "% late,", m.get("pace_idle_pct"), "% idle")
+assert 0 <= m["pace_late_pct"] and 0 <= m["pace_idle_pct"], m
+assert m["pace_late_pct"] + m["pace_idle_pct"] < 100, m
 assert {"dcqcn-rates.png", "dcqcn-sim.png", "dcqcn-jain.png"} <= set(r["plots"]), r["plots"]
 EOF
 }
