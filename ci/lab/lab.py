@@ -370,6 +370,14 @@ def mono_spans(sc, d):
             for h, (a, b) in packet_spans(os.path.join(d, "swp1.pcap"), sc["senders"]).items()}
 
 
+def congested(segments, line_mbps, rate_mbps):
+    """The settled parts whose senders, at their line rate, oversubscribe the
+    port (where a queue can stand and marking hold it); all of them if none
+    does. One sender at the port's rate builds no queue to hold."""
+    hot = [s for s in segments if len(s[2]) * line_mbps > rate_mbps]
+    return hot or segments
+
+
 def settled_segments(sc, d, window, senders):
     """The parts of the load's window the rate statistics look at: [(start,
     end, senders present)], each SETTLE_S after the senders present last
@@ -608,8 +616,9 @@ def agreement(series, sim, segments, senders, line_mbps, rate_mbps):
     if not per:
         return None
     queue = [(t, b) for t, b, _ in rows]
-    seconds = sum(b - a for a, b, _ in segments)
-    q = sum(step_mean(queue, a, b) * (b - a) for a, b, _ in segments) / seconds
+    hot = congested(segments, line_mbps, rate_mbps)
+    seconds = sum(b - a for a, b, _ in hot)
+    q = sum(step_mean(queue, a, b) * (b - a) for a, b, _ in hot) / seconds
     return {"rc_diff_pct": round(statistics.mean(p["diff_pct"] for p in per.values()), 1),
             "senders": per, "queue_mean_kb": round(q / 1000, 1)}
 
@@ -679,8 +688,9 @@ def analyse(raw, sc, mode):
     # the settled parts, in s since the load started, with the senders present
     r["segments"] = [[round(a - window[0], 2), round(b - window[0], 2), p] for a, b, p in segs]
     if segs and r["trace_complete"]:
-        seconds = sum(b - a for a, b, _ in segs)
-        mean = sum(step_mean(q, a, b) * (b - a) for a, b, _ in segs) / seconds
+        hot = congested(segs, sc["link"], sc["rate"])
+        seconds = sum(b - a for a, b, _ in hot)
+        mean = sum(step_mean(q, a, b) * (b - a) for a, b, _ in hot) / seconds
         r["queue_mean_kb"] = round(mean / 1000, 1) if q else None
     series = rate_series(os.path.join(d, "trace.txt"))
     if mode["dcqcn"] and segs and r["trace_complete"]:

@@ -334,6 +334,20 @@ class Report(unittest.TestCase):
         self.assertEqual(got["senders"]["h2"]["diff_pct"], 0.0)
         self.assertIsNone(lab.agreement({}, sim, [(52.0, 52.5, ["h2"])], ["h2"], 25.0, 12.5))
 
+    def test_the_queue_counts_where_the_port_is_oversubscribed(self):
+        segs = [(0.0, 8.0, ["h2"]), (8.0, 16.0, ["h2", "h3"]), (16.0, 24.0, ["h2"])]
+        # one sender at the port's rate: no queue to hold; two: oversubscribed
+        self.assertEqual(lab.congested(segs, 25.0, 25.0), [segs[1]])
+        # one sender faster than the port oversubscribes it alone
+        self.assertEqual(lab.congested(segs, 100.0, 25.0), segs)
+        # none oversubscribed: all of them
+        self.assertEqual(lab.congested(segs[:1], 25.0, 25.0), segs[:1])
+        # the simulation's mean queue too: 4000 B while both ran, 0 alone
+        sim = {"base": 0.0, "rows": [(0.0, 0.0, [25.0]), (8.0, 4000.0, [12.5]), (16.0, 0.0, [25.0]),
+                                     (24.0, 0.0, [25.0])]}
+        got = lab.agreement({}, sim, segs, ["h2"], 25.0, 25.0)
+        self.assertEqual(got["queue_mean_kb"], 4.0)
+
     def test_simulation_output_is_parsed_strictly(self):
         text = "t_ms\tqueue_bytes\trc1_mbps\tgoodput1_mbps\n10.000\t1082\t25.000\t24.000\n# jain 1\n"
         self.assertEqual(lab.parse_sim(text, 1), [(0.01, 1082.0, [25.0])])

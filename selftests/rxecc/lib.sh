@@ -98,10 +98,13 @@ ktap_result() {
 		return 0
 	fi
 	log="$LOGDIR/step-$((_ktap_num + 1)).log"
-	if "$@" >"$log" 2>&1; then
+	local t0=$SECONDS rc=0
+	"$@" >"$log" 2>&1 || rc=$?
+	# each test's seconds, for finding where a script's time goes
+	echo "$((SECONDS - t0)) $((_ktap_num + 1)) $desc" >>"$LOGDIR/times.txt"
+	if [ $rc -eq 0 ]; then
 		ktap_pass "$desc"
 	else
-		local rc=$?
 		ktap_diag "$(tail -n 25 "$log")"
 		ktap_diag "exit code $rc: $*"
 		ktap_fail "$desc"
