@@ -673,9 +673,14 @@ def analyse(raw, sc, mode):
               "senders_paused_ms": round(delta(hs, f"rx_prio{prio}_pause_duration") / 1000),
               "limiter_deferred": delta(hs, "rp_tx_deferred")})
     # the senders' time their pacers lost (late wake-ups; nothing to send),
-    # in % of the senders' time under load; None from a guest without them
-    if hs and r["window_s"] > 0 and (hs[0], "rp_pace_late_us") in a:
+    # in % of the senders' time under load (with `stagger` each sender's own,
+    # first to last packet); absent from a guest without the counters
+    spans = mono_spans(sc, d) if sc.get("stagger") else {}
+    if spans and all(h in spans for h in hs):
+        span_us = sum(spans[h][1] - spans[h][0] for h in hs) * 1e6
+    else:
         span_us = len(hs) * r["window_s"] * 1e6
+    if hs and span_us > 0 and (hs[0], "rp_pace_late_us") in a:
         r["pace_late_pct"] = round(100 * delta(hs, "rp_pace_late_us") / span_us, 1)
         r["pace_idle_pct"] = round(100 * delta(hs, "rp_pace_idle_us") / span_us, 1)
     window = load_window(d)
