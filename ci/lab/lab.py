@@ -806,7 +806,8 @@ def checks(results, sc):
                         + f"; their Rc summed {rc['sum_mean_mbps']:g} Mbit/s on average, goodput "
                         f"{r['goodput_mbps']:g}"
                         + (f"; their pacers lost {r['pace_late_pct']:g} % of the time to late "
-                           f"wake-ups, {r['pace_idle_pct']:g} % with nothing to send"
+                           f"wake-ups and {r['pace_idle_pct']:g} % while the limiter did not hold "
+                           "them (nothing to send, or paused)"
                            if "pace_late_pct" in r else "")))
         out.append((f"{r['label']}: goodput {TARGET_GOODPUT_PCT} % of the port or more",
                     r["goodput_pct"] >= TARGET_GOODPUT_PCT, f"{r['goodput_pct']:g} %"))

@@ -98,15 +98,16 @@ ktap_result() {
 		return 0
 	fi
 	log="$LOGDIR/step-$((_ktap_num + 1)).log"
-	local t0=$SECONDS rc=0
-	"$@" >"$log" 2>&1 || rc=$?
+	# (names a test function's own variables cannot clash with)
+	local _ktap_t0=$SECONDS _ktap_rc=0
+	"$@" >"$log" 2>&1 || _ktap_rc=$?
 	# each test's seconds, for finding where a script's time goes
-	echo "$((SECONDS - t0)) $((_ktap_num + 1)) $desc" >>"$LOGDIR/times.txt"
-	if [ $rc -eq 0 ]; then
+	echo "$((SECONDS - _ktap_t0)) ${0##*/} $((_ktap_num + 1)) $desc" >>"$LOGDIR/times.txt"
+	if [ $_ktap_rc -eq 0 ]; then
 		ktap_pass "$desc"
 	else
 		ktap_diag "$(tail -n 25 "$log")"
-		ktap_diag "exit code $rc: $*"
+		ktap_diag "exit code $_ktap_rc: $*"
 		ktap_fail "$desc"
 	fi
 }

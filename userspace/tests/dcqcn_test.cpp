@@ -810,15 +810,16 @@ TEST(DcqcnPace, LatenessIsMadeUpOnlyWithinItsCredit) {
 }
 
 // The packets that follow a late wake-up at once (the QP catching up) keep
-// its credit: a wake-up 4 ms late at 1 ms per packet loses nothing, and
-// once a packet goes on time an idle gap gets only the idle credit again.
+// its credit: a wake-up 3 ms after the packet was due, at 1 ms per packet,
+// loses nothing.
 // NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(DcqcnPace, CatchingUpKeepsTheLateCredit) {
     const std::uint64_t kbps = 8'000;  // 1000 B = 1 ms
     rxecc_dcqcn_pace pc{};
     rxecc_dcqcn_pace_sent(&pc, kbps, 1000, 0);  // the next due at 1 ms
     rxecc_dcqcn_pace_hold(&pc);
-    const std::uint64_t woken = rxecc_dcqcn_pace_start(&pc, kbps) + 4'000'000;  // 4 ms late
+    // 4 ms after its start (1 ms before it was due): 3 ms late
+    const std::uint64_t woken = rxecc_dcqcn_pace_start(&pc, kbps) + 4'000'000;
     int sent = 0;
     while (rxecc_dcqcn_pace_start(&pc, kbps) <= woken) {
         rxecc_dcqcn_pace_sent(&pc, kbps, 1000, woken);
@@ -829,6 +830,50 @@ TEST(DcqcnPace, CatchingUpKeepsTheLateCredit) {
     EXPECT_EQ(sent, 5);
     EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, kbps), 6'000'000U);
     EXPECT_EQ(pc.late_ns + pc.idle_ns, 0U);
+}
+
+// Catching up makes up RXECC_PACE_LATE_NS at most: a wake-up 8 ms late
+// loses 3 ms, counted as late, and the packets after it keep the schedule
+// from there.
+TEST(DcqcnPace, CatchingUpStopsAtTheLateCredit) {
+    const std::uint64_t kbps = 8'000;  // 1000 B = 1 ms
+    rxecc_dcqcn_pace pc{};
+    rxecc_dcqcn_pace_sent(&pc, kbps, 1000, 0);  // the next due at 1 ms
+    rxecc_dcqcn_pace_hold(&pc);
+    const std::uint64_t woken = 1'000'000 + 8'000'000;
+    int sent = 0;
+    while (rxecc_dcqcn_pace_start(&pc, kbps) <= woken) {
+        rxecc_dcqcn_pace_sent(&pc, kbps, 1000, woken);
+        ++sent;
+    }
+    // the first starts its clock at 9 - 5 = 4 ms; then 5, 6, ... 10 ms
+    // (the early allowance) go at once
+    EXPECT_EQ(sent, 7);
+    EXPECT_EQ(pc.late_ns, 8'000'000U - RXECC_PACE_LATE_NS);
+    EXPECT_EQ(pc.idle_ns, 0U);
+    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, kbps), 11'000'000U);
+}
+
+// An idle gap after a late wake-up is idle, not catching up: the next
+// packet makes up only the idle credit, and the gap counts as idle.
+TEST(DcqcnPace, IdleAfterALateWakeUpIsIdle) {
+    const std::uint64_t kbps = 8'000;  // 1000 B = 1 ms
+    rxecc_dcqcn_pace pc{};
+    rxecc_dcqcn_pace_sent(&pc, kbps, 1000, 0);
+    rxecc_dcqcn_pace_hold(&pc);
+    rxecc_dcqcn_pace_sent(&pc, kbps, 1000, 1'000'000 + 3'000'000);  // held, 3 ms late
+    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, kbps), 2'000'000U);
+    // nothing to send for 95 ms
+    const std::uint64_t now = 4'000'000 + 95'000'000;
+    int at_once = 0;
+    while (rxecc_dcqcn_pace_start(&pc, kbps) <= now && at_once < 100) {
+        rxecc_dcqcn_pace_sent(&pc, kbps, 1000, now);
+        ++at_once;
+    }
+    // the idle credit (1 ms) and the early allowance (1 ms): 3 packets
+    EXPECT_EQ(at_once, 3);
+    EXPECT_EQ(pc.late_ns, 0U);
+    EXPECT_EQ(pc.idle_ns, now - RXECC_PACE_CREDIT_NS - 2'000'000U);
 }
 
 // Whatever the wake-ups, the pacer's clock, the time lost and the time the

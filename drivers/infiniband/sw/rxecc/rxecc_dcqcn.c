@@ -369,7 +369,9 @@ void rxecc_dcqcn_pace_hold(struct rxecc_dcqcn_pace *pc)
 void rxecc_dcqcn_pace_sent(struct rxecc_dcqcn_pace *pc, u64 kbps, u64 bytes, u64 now)
 {
 	u64 due = rxecc_dcqcn_pace_due(pc, kbps);
-	u8 late = pc->held || pc->behind;
+	/* held back, or sent at once after a late one: catching up */
+	bool late = pc->held ||
+		    (pc->behind && now < pc->last + rxecc_dcqcn_tx_ns(pc->bytes, kbps));
 	u64 credit = late ? RXECC_PACE_LATE_NS : RXECC_PACE_CREDIT_NS;
 	u64 floor = now > credit ? now - credit : 0;
 	u8 behind = 0;
@@ -390,6 +392,7 @@ void rxecc_dcqcn_pace_sent(struct rxecc_dcqcn_pace *pc, u64 kbps, u64 bytes, u64
 		pc->t = due;
 	}
 	pc->bytes = bytes;
+	pc->last = now;
 	pc->held = 0;
 	pc->behind = behind;
 }

@@ -199,8 +199,8 @@ u64 rxecc_dcqcn_tx_ns(u64 bytes, u64 kbps);
  *   sends what falls due within that allowance, at the same average rate;
  * - a packet that was held back and started late starts its successor's
  *   clock at its own due time, making up to RXECC_PACE_LATE_NS of lateness,
- *   and so do the packets that follow it at once (the QP catching up) until
- *   one goes on time;
+ *   and so do the packets that follow it at once (within the last packet's
+ *   time: the QP catching up) until one goes on time;
  * - one that was not held back (the QP had nothing to send) makes up at most
  *   RXECC_PACE_CREDIT_NS: an idle QP saves up no more than that.
  * A burst is so at most (RXECC_PACE_EARLY_NS + the lateness made up) at Rc.
@@ -214,8 +214,9 @@ u64 rxecc_dcqcn_tx_ns(u64 bytes, u64 kbps);
 struct rxecc_dcqcn_pace {
 	u64 t;			/* start of the last packet, pacer clock */
 	u64 bytes;		/* its bytes on the wire; 0: none yet */
+	u64 last;		/* when the last packet went (its @now) */
 	u64 late_ns;		/* time lost: woken or caught up too late */
-	u64 idle_ns;		/* time lost: nothing to send when due */
+	u64 idle_ns;		/* time lost: not held back, and late */
 	u8 held;		/* the next packet was held back */
 	u8 behind;		/* the last one went late, held or catching up */
 };
@@ -233,8 +234,9 @@ void rxecc_dcqcn_pace_hold(struct rxecc_dcqcn_pace *pc);
  * A packet of @bytes starts at @now, at @kbps: at or after its start, or
  * earlier if it may not wait (the clock then starts again at @now).
  * Lateness not made up is added to late_ns if the packet was held back or
- * follows one that went late (the QP catching up), else to idle_ns (the QP
- * had nothing to send when the packet was due).
+ * follows one that went late within that one's packet time (the QP catching
+ * up), else to idle_ns (the QP was not waiting for the limiter: it had
+ * nothing to send, or waited for something else, PFC or its own qdisc).
  */
 void rxecc_dcqcn_pace_sent(struct rxecc_dcqcn_pace *pc, u64 kbps, u64 bytes, u64 now);
 
