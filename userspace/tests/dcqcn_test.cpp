@@ -799,14 +799,38 @@ TEST(DcqcnPace, LatenessIsMadeUpOnlyWithinItsCredit) {
     rxecc_dcqcn_pace_hold(&pc);
     rxecc_dcqcn_pace_sent(&pc, kbps, 1000, 2'000'000 + 9'000'000);  // held, 9 ms late
     EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, kbps), 11'000'000U - RXECC_PACE_LATE_NS + 1'000'000U);
-    EXPECT_EQ(pc.late_ns, 9'000'000U - RXECC_PACE_LATE_NS);  // counted as late
-    std::uint64_t due = rxecc_dcqcn_pace_due(&pc, kbps);
-    rxecc_dcqcn_pace_sent(&pc, kbps, 1000, due);  // on time: caught up
-    due = rxecc_dcqcn_pace_due(&pc, kbps);
-    rxecc_dcqcn_pace_sent(&pc, kbps, 1000, due + 3'000'000);  // not held: idle, 3 ms later
-    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, kbps), due + 3'000'000 - RXECC_PACE_CREDIT_NS + 1'000'000U);
-    EXPECT_EQ(pc.idle_ns, 3'000'000U - RXECC_PACE_CREDIT_NS);  // counted as idle
+    EXPECT_EQ(pc.late_ns, 9'000'000U - RXECC_PACE_LATE_NS);     // counted as late
+    const std::uint64_t due = rxecc_dcqcn_pace_due(&pc, kbps);  // 7 ms
+    // not held, 5 ms after the last one (more than its packet time): idle
+    const std::uint64_t now = 11'000'000 + 5'000'000;
+    rxecc_dcqcn_pace_sent(&pc, kbps, 1000, now);
+    EXPECT_EQ(rxecc_dcqcn_pace_due(&pc, kbps), now - RXECC_PACE_CREDIT_NS + 1'000'000U);
+    EXPECT_EQ(pc.idle_ns, now - RXECC_PACE_CREDIT_NS - due);  // counted as idle
     EXPECT_EQ(pc.late_ns, 9'000'000U - RXECC_PACE_LATE_NS);
+}
+
+// Catching up ends where the last packet's time does: a packet that goes
+// 1 ns before that keeps the late credit, one that goes at it has the idle
+// credit (and what it cannot make up counts as idle).
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
+TEST(DcqcnPace, CatchingUpEndsWithTheLastPacketsTime) {
+    const std::uint64_t kbps = 8'000;  // 1000 B = 1 ms
+    const auto woken_late = [](rxecc_dcqcn_pace& pc) {
+        rxecc_dcqcn_pace_sent(&pc, kbps, 1000, 0);  // the next due at 1 ms
+        rxecc_dcqcn_pace_hold(&pc);
+        rxecc_dcqcn_pace_sent(&pc, kbps, 1000, 6'000'000);  // held, 5 ms late: made up
+    };
+    rxecc_dcqcn_pace within{};
+    woken_late(within);
+    rxecc_dcqcn_pace_sent(&within, kbps, 1000, 7'000'000 - 1);
+    EXPECT_EQ(rxecc_dcqcn_pace_due(&within, kbps), 3'000'000U);
+    EXPECT_EQ(within.late_ns + within.idle_ns, 0U);
+    rxecc_dcqcn_pace after{};
+    woken_late(after);
+    rxecc_dcqcn_pace_sent(&after, kbps, 1000, 7'000'000);
+    EXPECT_EQ(rxecc_dcqcn_pace_due(&after, kbps), 7'000'000U - RXECC_PACE_CREDIT_NS + 1'000'000U);
+    EXPECT_EQ(after.idle_ns, 7'000'000U - RXECC_PACE_CREDIT_NS - 2'000'000U);
+    EXPECT_EQ(after.late_ns, 0U);
 }
 
 // The packets that follow a late wake-up at once (the QP catching up) keep
@@ -832,10 +856,11 @@ TEST(DcqcnPace, CatchingUpKeepsTheLateCredit) {
     EXPECT_EQ(pc.late_ns + pc.idle_ns, 0U);
 }
 
-// Catching up makes up RXECC_PACE_LATE_NS at most: a wake-up 8 ms late
-// loses 3 ms, counted as late, and the packets after it keep the schedule
-// from there.
-TEST(DcqcnPace, CatchingUpStopsAtTheLateCredit) {
+// A held packet makes up RXECC_PACE_LATE_NS at most: a wake-up 8 ms late
+// loses 3 ms, counted as late, and the packets that catch up after it keep
+// the schedule from there.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
+TEST(DcqcnPace, LateWakeUpLosesWhatIsBeyondTheCredit) {
     const std::uint64_t kbps = 8'000;  // 1000 B = 1 ms
     rxecc_dcqcn_pace pc{};
     rxecc_dcqcn_pace_sent(&pc, kbps, 1000, 0);  // the next due at 1 ms
@@ -856,6 +881,7 @@ TEST(DcqcnPace, CatchingUpStopsAtTheLateCredit) {
 
 // An idle gap after a late wake-up is idle, not catching up: the next
 // packet makes up only the idle credit, and the gap counts as idle.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(DcqcnPace, IdleAfterALateWakeUpIsIdle) {
     const std::uint64_t kbps = 8'000;  // 1000 B = 1 ms
     rxecc_dcqcn_pace pc{};

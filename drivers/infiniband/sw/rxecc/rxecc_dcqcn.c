@@ -369,7 +369,7 @@ void rxecc_dcqcn_pace_hold(struct rxecc_dcqcn_pace *pc)
 void rxecc_dcqcn_pace_sent(struct rxecc_dcqcn_pace *pc, u64 kbps, u64 bytes, u64 now)
 {
 	u64 due = rxecc_dcqcn_pace_due(pc, kbps);
-	/* held back, or sent at once after a late one: catching up */
+	/* held back, or within the packet time of one that was behind */
 	bool late = pc->held ||
 		    (pc->behind && now < pc->last + rxecc_dcqcn_tx_ns(pc->bytes, kbps));
 	u64 credit = late ? RXECC_PACE_LATE_NS : RXECC_PACE_CREDIT_NS;

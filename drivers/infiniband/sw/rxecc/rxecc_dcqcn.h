@@ -215,8 +215,8 @@ struct rxecc_dcqcn_pace {
 	u64 t;			/* start of the last packet, pacer clock */
 	u64 bytes;		/* its bytes on the wire; 0: none yet */
 	u64 last;		/* when the last packet went (its @now) */
-	u64 late_ns;		/* time lost: woken or caught up too late */
-	u64 idle_ns;		/* time lost: not held back, and late */
+	u64 late_ns;		/* time lost: held back and woken too late */
+	u64 idle_ns;		/* time lost: late, neither held nor catching up */
 	u8 held;		/* the next packet was held back */
 	u8 behind;		/* the last one went late, held or catching up */
 };
