@@ -19,12 +19,10 @@ result() {	# result OK|FAIL DESC [LOG]
 	if [ "$1" != OK ] && [ -n "${3:-}" ]; then sed 's/^/# /' "$3" | head -n 40; fi
 }
 
-# W=1 and sparse in one build, of a copy: the tree's modules stay as they
-# are (make check runs this beside the guests that load them).
-# (LINT_STAGE: a copy already made, as make check does before its guests)
-stage=${LINT_STAGE:-$logdir/mod}
-[ -n "${LINT_STAGE:-}" ] || "$top/ci/stage-modules.sh" "$stage" ||
-	{ result FAIL "derive the rxe tree"; exit 1; }
+# W=1 and sparse in one build, of a copy: the tree's modules, which the
+# guests load, stay as they are.
+stage=$logdir/mod
+"$top/ci/stage-modules.sh" "$stage" || { result FAIL "derive the rxe tree"; exit 1; }
 log="$logdir/kbuild.log"
 make -C "$kdir" M="$stage" W=1 C=2 -j"$(nproc)" modules >"$log" 2>&1
 rc=$?
@@ -68,6 +66,5 @@ if (cd "$top" && clang-format --dry-run -Werror "${cxx[@]}") >"$log" 2>&1; then
 else
 	result FAIL "clang-format on the C++ sources" "$log"
 fi
-# (make check runs it after the rest of lint, both beside the guests: LINT_NO_TIDY=1)
-[ -n "${LINT_NO_TIDY:-}" ] || "$top/ci/tidy.sh" || fails=$((fails + 1))
+"$top/ci/tidy.sh" || fails=$((fails + 1))
 [ $fails -eq 0 ]
