@@ -2,8 +2,8 @@
 # ci/stage-modules.sh DIR: a copy of the module sources (the derived rxe tree,
 # sch_pfc and the headers, without objects) in DIR, for a build that must not
 # touch the tree's own modules: one against the debug kernel
-# (ci/check-debug.sh), or the W=1 + sparse build of ci/lint.sh while guests
-# load the tree's modules.
+# (ci/check-debug.sh), or the W=1 + sparse build of ci/lint.sh, which must
+# leave the modules the guests load as they are.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 stage=${1:?usage: stage-modules.sh DIR}

@@ -23,9 +23,8 @@ if [ ! -f "$top/build/userspace/compile_commands.json" ]; then
 	result FAIL "clang-tidy on the C++ sources" "$log"
 else
 	units=("${cxx[@]}")
-	# One clang-tidy per unit, as many at once as there are CPUs (a unit
-	# takes about 15 s, most of it parsing headers); xargs exits non-zero
-	# if any of them did.
+	# One clang-tidy per unit, as many at once as there are CPUs; xargs
+	# exits non-zero if any of them did.
 	if (cd "$top" && printf '%s\0' "${units[@]}" |
 		xargs -0 -n 1 -P "$(nproc)" clang-tidy -quiet -p build/userspace) >"$log" 2>&1 &&
 		! grep -qE '(warning|error):' "$log"; then
