@@ -539,6 +539,8 @@ assert [p for _, _, p in m["segments"]] == [["h2"], ["h2", "h3"], ["h2"]], m["se
 assert m.get("rc") and sorted(m["rc"]["senders"]) == ["h2", "h3"], m.get("rc")
 assert m["cnp_handled"] > 0, m["cnp_handled"]
 assert "rc_diff_pct" in m["sim"], m["sim"]
+# goodput over the time both senders ran (4 s, scaled), and from 2 s on
+assert m["goodput_settled_pct"] is not None and m["goodput_pct"] > 0, m
 # the pacers' lost time (rp_pace_late_us, rp_pace_idle_us): read on every
 # sender, in % of their time under load, so at most 100 together
 print("pacers lost:", m.get("pace_late_pct"), "% late,", m.get("pace_idle_pct"), "% idle")

@@ -1189,7 +1189,7 @@ rxecc::sim::Config lab_config() {
     cfg.link_gbps = 0.025;
     cfg.sender_gbps = 0.025;
     cfg.kmin_kb = 5;
-    cfg.kmax_kb = 40;
+    cfg.kmax_kb = 20;
     cfg.pmax = 0.2;
     cfg.queue_limit_kb = 256;
     cfg.packet_bytes = 1082;
