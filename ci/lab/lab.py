@@ -815,13 +815,15 @@ def checks(results, sc):
                            f"wake-ups and {r['pace_idle_pct']:g} % while the limiter did not hold "
                            "them (nothing to send, or paused)"
                            if "pace_late_pct" in r else "")))
-        # from SETTLE_S on, as the rates and the queue are judged; the
+        # from SETTLE_S after every sender's first packet at the port (the
+        # rates and the queue: from SETTLE_S after the load's start); the
         # whole window's figure (the table's) beside it
         settled = r.get("goodput_settled_pct")
         out.append((f"{r['label']}: goodput {TARGET_GOODPUT_PCT} % of the port or more "
                     f"from {SETTLE_S:g} s on",
                     settled is not None and settled >= TARGET_GOODPUT_PCT,
                     f"{settled:g} %; {r['goodput_pct']:g} % from the start" if settled is not None
+                    else "a sender sent nothing at the bottleneck" if not r.get("window_s")
                     else f"the senders ran together for {SETTLE_S:g} s or less"))
         q = r.get("queue_mean_kb")
         out.append((f"{r['label']}: mean queue between Kmin and Kmax ({kmin:g}-{kmax:g} KB)",
@@ -1136,6 +1138,7 @@ def report(raw, scenario_json, outdir):
 # The figures of a mode that the spread over runs reports: (name, getter).
 SPREAD_FIGURES = [
     ("goodput % port", lambda r: r.get("goodput_pct")),
+    (f"from {SETTLE_S:g} s on", lambda r: r.get("goodput_settled_pct")),
     ("Jain", lambda r: r.get("jain")),
     ("queue KB (mean)", lambda r: r.get("queue_mean_kb")),
     ("switch drops", lambda r: r.get("switch_drops")),

@@ -258,8 +258,8 @@ class Report(unittest.TestCase):
 
     def test_goodput_from_the_settled_time_on(self):
         with tempfile.TemporaryDirectory() as d:
-            # h2 and h3 from 100 s to 104 s: 100 packets/s each for the first
-            # 2 s, 1000/s after; h3 starts 0.5 s late
+            # h2 from 100 s to 104 s, h3 from 100.5 s to 104.5 s: 100 packets/s
+            # each for its first 2 s, 1000/s after
             pkts = []
             for src, qpn, t0 in (("10.0.2.1", 17, 100.0), ("10.0.3.1", 18, 100.5)):
                 times = [t0 + i / 100 for i in range(200)] + [t0 + 2 + i / 1000 for i in range(2000)]
@@ -270,25 +270,30 @@ class Report(unittest.TestCase):
             lab.packets.cache_clear()
             flows, window = lab.goodput(path, "10.0.1.1", senders)
             self.assertAlmostEqual(window, 3.5, places=2)   # 100.5 .. 103.999
+            # the slow start counts: h2 150 + 2000 packets in the window, h3
+            # 200 + 1500 (its last 500 come after h2's last)
+            self.assertAlmostEqual(flows["h2"], 2150 * 8192 / 3.499 / 1e6, delta=0.05)
+            self.assertAlmostEqual(flows["h3"], 1700 * 8192 / 3.499 / 1e6, delta=0.05)
             flows, window = lab.goodput(path, "10.0.1.1", senders, 2.0)
             self.assertAlmostEqual(window, 1.5, places=2)   # 102.5 .. 103.999
             # both at 1000 packets/s of 1024 B in that window: 8.19 Mbit/s
             self.assertAlmostEqual(flows["h2"], 8.19, delta=0.05)
             self.assertAlmostEqual(flows["h3"], 8.19, delta=0.05)
-            self.assertEqual(lab.goodput(path, "10.0.1.1", senders, 10.0)[1], 0.0)
+            self.assertEqual(lab.goodput(path, "10.0.1.1", senders, 10.0), ({"h2": 0.0, "h3": 0.0}, 0.0))
 
     def test_spread_over_runs(self):
         def rep(goodput, jain, met):
-            return {"modes": [{"name": "dcqcn", "goodput_pct": goodput, "jain": jain, "probe": None,
+            return {"modes": [{"name": "dcqcn", "goodput_pct": goodput, "goodput_settled_pct": goodput + 3,
+                               "jain": jain, "probe": None,
                                "rc": {"senders": {"h2": {"in_band_pct": goodput - 10},
                                                   "h3": {"in_band_pct": goodput}}}}],
                     "checks": [{"check": "a", "met": True}, {"check": "b", "met": met}]}
         text, every = lab.spread([rep(80, 0.9, True), rep(90, 1.0, False), rep(85, 0.95, True)])
         self.assertFalse(every)
         self.assertIn("Spread over 3 runs", text)
-        # goodput, Jain, queue (none), drops (none), PFC frames (0), probe (none), simulation
-        # (none), worst sender
-        self.assertIn("| dcqcn | 85 (80-90) | 0.95 (0.9-1) | - | - | - | - | - | 75 (70-80) |", text)
+        # goodput, from 2 s on, Jain, queue (none), drops (none), PFC frames (0), probe (none),
+        # simulation (none), worst sender
+        self.assertIn("| dcqcn | 85 (80-90) | 88 (83-93) | 0.95 (0.9-1) | - | - | - | - | - | 75 (70-80) |", text)
         self.assertIn("| a | 3 of 3 |", text)
         self.assertIn("| b | 2 of 3 |", text)
         self.assertTrue(lab.spread([rep(80, 0.9, True)])[1])

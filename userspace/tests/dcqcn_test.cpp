@@ -1179,7 +1179,7 @@ SeriesSummary summarise(const std::vector<rxecc::sim::Sample>& series, double fa
 namespace {
 
 // The lab's default scenario (ci/lab/incast.conf): 3 senders at 25 Mbit/s
-// into a 25 Mbit/s port, RED on enqueue 5-40 KB at 20 %, a 256 KiB buffer,
+// into a 25 Mbit/s port, RED on enqueue 5-20 KB at 20 %, a 256 KiB buffer,
 // the paper's profile scaled to 25 Mbit/s with its clocks 16 times faster;
 // one sample every 100 ms.
 rxecc::sim::Config lab_config() {

@@ -163,7 +163,7 @@ Options parse_options(std::span<char*> args) {
 // --rate-kbps are required for a run: parse_options).
 Numbers parse_numbers(const Options& opt) {
     Numbers num = {{"senders", 1},     {"rate-kbps", 1}, {"link-kbps", 0},   {"kmin", 5000},
-                   {"kmax", 40000},    {"pmax", 20},     {"buffer", 262144}, {"packet", 1082},
+                   {"kmax", 20000},    {"pmax", 20},     {"buffer", 262144}, {"packet", 1082},
                    {"delay-us", 1500}, {"duration", 20}, {"sample-ms", 100}, {"seed", 1},
                    {"scale-kbps", 0},  {"speedup", 1}};
     for (auto& [k, v] : num) {
