@@ -1,7 +1,8 @@
 #!/bin/bash
 # The body of `make check` after deps and build: host unit tests, static
-# checks (ci/lint.sh), then the guest selftests. Prints every result and ends with 'N passed, N failed'
-# (', N skipped' when some skipped); exits non-zero on any failure.
+# checks (ci/lint.sh), then the guest selftests. Prints every result and
+# ends with 'N passed, N failed' (', N skipped' when some skipped); exits
+# non-zero on any failure.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 export RESULTS="$top/build/check/results.txt"
