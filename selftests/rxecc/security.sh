@@ -394,8 +394,6 @@ ktap_result "one short UDP datagram from an unprivileged user (IPv6; IPv4 with I
 # while an unprivileged user dumps the netlink family in h1's namespace.
 netdev_gone() {
 	local srv cli pid rc=0 t0 t1 sent
-	# (on the debug kernel h1 sent no XOFF, even at pfc_rx_xoff 1us: not
-	# understood yet, docs/developing.md)
 	fabric_dcqcn 1 set pfc_enable 0x08 pfc_rx_xoff 100us pfc_rx_xon 20us || return 1
 	fabric_dcqcn 2 set pfc_enable none || return 1
 	t0=$(cnt 1 tx_prio3_pause)

@@ -105,8 +105,10 @@ void rxecc_pfc_rx(struct rxe_dev *rxe, const struct sk_buff *skb, u8 dsfield)
 			rxecc_pfc_tx_kick(pfc);
 	} else {
 		limit = (u64)cfg->pfc_rx_xoff * NSEC_PER_USEC;
-		if (wait >= limit)
+		if (wait >= limit) {
+			set_bit(prio, &pfc->rx_over);
 			rxecc_pfc_tx_kick(pfc);
+		}
 	}
 out:
 	rcu_read_unlock();
@@ -153,10 +155,13 @@ static void rxecc_pfc_send(struct rxe_dev *rxe, u8 enable, u8 xoff)
 }
 
 /*
- * Per priority: XOFF when a packet waited pfc_rx_xoff or longer; then a
- * refresh at half the pause time while it lasts; XON when a packet waited
- * pfc_rx_xon or less, or when none came for pfc_rx_xoff (the link partner
- * holds them; nothing of the priority is left here), or when sending is off.
+ * Per priority: XOFF when a packet waited pfc_rx_xoff or longer since the
+ * last run (and the latest did not wait pfc_rx_xon or less); then a refresh
+ * at half the pause time while it lasts; XON when a packet waited pfc_rx_xon
+ * or less, or when none came for pfc_rx_xoff since the XOFF and the last
+ * packet (the link partner holds them; nothing of the priority is left
+ * here), or when sending is off. The XOFF a packet asked for is sent however
+ * late this timer runs: a slow host runs it long after the packet.
  */
 static enum hrtimer_restart rxecc_pfc_tx_timer_fn(struct hrtimer *t)
 {
@@ -164,6 +169,7 @@ static enum hrtimer_restart rxecc_pfc_tx_timer_fn(struct hrtimer *t)
 	struct rxe_dev *rxe = rxe_of_pfc(pfc);
 	u8 xoff = 0, xon = 0, refresh = 0, on = READ_ONCE(pfc->rx_on);
 	u64 now, half = 0, xoff_ns = 0, xon_ns = 0, next;
+	unsigned long over;
 	struct rxecc_cc_config *cfg;
 	unsigned long flags;
 	int p;
@@ -181,21 +187,24 @@ static enum hrtimer_restart rxecc_pfc_tx_timer_fn(struct hrtimer *t)
 	spin_lock_irqsave(&pfc->lock, flags);
 	pfc->tx_kick = false;
 	now = ktime_get_ns();
+	over = xchg(&pfc->rx_over, 0);
 	next = pfc->refresh_at;
 	for (p = 0; p < PFC_NUM_PRIO; p++) {
 		u64 wait = READ_ONCE(pfc->rx_wait[p]);
-		u64 quiet = READ_ONCE(pfc->rx_last[p]) + xoff_ns;
+		u64 last = READ_ONCE(pfc->rx_last[p]);
 		bool sent = pfc->xoff_sent & BIT(p);
+		u64 quiet = max(last, sent ? pfc->xoff_since[p] : 0) + xoff_ns;
 
 		if (sent && (!(on & BIT(p)) || wait <= xon_ns || now >= quiet)) {
 			xon |= BIT(p);
 			pfc->xoff_sent &= ~BIT(p);
 			atomic64_add(div_u64(now - pfc->xoff_since[p], NSEC_PER_USEC),
 				     &rxe->stats_counters[RXECC_PFC_TX_CNT(p, 1)]);
-		} else if (!sent && (on & BIT(p)) && wait >= xoff_ns && now < quiet) {
+		} else if (!sent && (on & BIT(p)) && (over & BIT(p)) && wait > xon_ns) {
 			xoff |= BIT(p);
 			pfc->xoff_sent |= BIT(p);
 			pfc->xoff_since[p] = now;
+			quiet = max(last, now) + xoff_ns;
 		} else if (sent && now >= pfc->refresh_at) {
 			refresh |= BIT(p);
 		}
