@@ -385,16 +385,15 @@ endpoint_sends() {
 	sleep 1
 	sent=$(delta 1:tx_prio3_pause) xoff_us=$(delta 1:tx_prio3_pause_duration)
 	fabric_dcqcn 1 set pfc_rx_xoff 1us pfc_rx_xon 0 || return 1
-	snap 1:tx_prio3_pause
 	incast_to_h1 2 || rc=1
 	sleep 1
 	fabric_dcqcn 1 set pfc_rx_xoff 0 pfc_rx_xon 0 || rc=1
-	late=$(delta 1:tx_prio3_pause)
+	late=$(($(delta 1:tx_prio3_pause) - sent))
 	got=$(qstat sw swp1 pause_rx 3)
 	paused=$(qstat sw swp1 pause_rx_duration_us 3)
 	drops=$(qstat sw swp1 drops)
-	echo "pfc_rx_xoff 0: h1 sent $off PFC frames; 1 ms/200 us: h1 sent $sent XOFF for priority 3" \
-		"(in XOFF $xoff_us us); 1 us/0: $late XOFF; swp1 received $got and was paused $paused us;" \
+	echo "pfc_rx_xoff 0: h1 sent $off PFC frames; 1 ms/200 us: h1 sent $sent for priority 3" \
+		"(in XOFF $xoff_us us); 1 us/0: $late; swp1 received $got and was paused $paused us;" \
 		"swp1 sent $(qstat sw swp1 pause_tx 3) XOFF to the senders; swp1 drops $drops"
 	fabric_sw tc qdisc del dev swp1 root
 	[ $rc -eq 0 ] && [ "$off" -eq 0 ] && [ "$sent" -gt 0 ] && [ "$late" -gt 0 ] &&

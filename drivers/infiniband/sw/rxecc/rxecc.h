@@ -76,7 +76,7 @@ struct rxecc_pfc {
 	bool rx_tstamp;			/* holds net_enable_timestamp() */
 	u64 rx_wait[8];			/* ns the last packet waited */
 	u64 rx_last[8];			/* ns, when it was taken */
-	unsigned long rx_over;		/* bit p: one waited pfc_rx_xoff or more */
+	unsigned long rx_over;		/* bit p: waited pfc_rx_xoff+ (atomic, no lock) */
 	u8 xoff_sent;			/* bit p: XOFF sent, XON not yet */
 	u64 xoff_since[8];		/* ns */
 	u64 refresh_at;			/* ns, next XOFF refresh */

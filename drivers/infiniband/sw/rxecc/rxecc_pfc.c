@@ -22,7 +22,7 @@
  * waited pfc_rx_xoff microseconds or more, a soft hrtimer sends XOFF out of
  * the netdev (past its queues, as a MAC control frame), refreshes it at half
  * its pause time and sends XON when a packet waited pfc_rx_xon or less, or
- * when none came for pfc_rx_xoff.
+ * when none came for pfc_rx_xoff since the XOFF and the last packet.
  */
 #include <linux/if_vlan.h>
 #include <linux/netdevice.h>
