@@ -351,7 +351,7 @@ ktap_diag "$(cat "$REPORT")"
 # input queue. With pfc_rx_xoff 0 h1 sends nothing; with 1 ms/200 us it sends
 # XOFF for priority 3, and the qdisc on swp1 (h1's link partner) receives and
 # honours every frame, pausing the senders in turn: nothing is dropped. With
-# pfc_rx_xoff 1 us the send timer always runs more than pfc_rx_xoff after the
+# pfc_rx_xoff 1 us the send timer runs (on these guests) more than 1 us after the
 # packet that asked for the XOFF (a slow host's case: the debug kernel's at
 # 100 us); the XOFF still goes out.
 incast_to_h1() {	# SECONDS
