@@ -2,9 +2,11 @@
 /*
  * rxecc: what rdma_rxecc adds to the rxe driver it is derived from.
  *
- * The rxe sources are extracted from the kernel tree at build time and get
- * small hooks from the quilt series in patches/; every hook calls into the
- * functions declared here, so the logic stays in rxecc's own files.
+ * The rxe sources are extracted from the kernel tree at build time and
+ * patched by the quilt series in patches/. Patches 0001-0004 are rxecc's
+ * hooks: each calls into the functions declared here, so what rxecc adds
+ * stays in its own files. The later patches fix bugs of rxe 6.1 itself, in
+ * place (docs/rxe-fixes.md lists them with their tests).
  */
 #ifndef RXECC_H
 #define RXECC_H
@@ -16,6 +18,7 @@
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <rdma/rxecc_netlink.h>
 #include "rxecc_dcqcn.h"
 
 /* `rdma link add NAME type rxecc netdev DEV` */
@@ -55,7 +58,8 @@ struct rxecc_cc_config {
 	u8 dscp2prio[64];	/* priority of each DSCP */
 };
 
-#define RXECC_ROCE_PRIO_DSCP	8
+/* The port speed when neither link_mbps nor the netdev gives one. */
+#define RXECC_DEFAULT_LINK_MBPS	10000
 
 /*
  * Priority flow control received on the device's netdev (rxecc_pfc.c):
@@ -104,17 +108,19 @@ struct rxecc_dev {
 	netdevice_tracker ndev_tracker;
 	bool ndev_held;
 	bool ndev_gone;		/* NETDEV_UNREGISTER: no more PFC frames out */
-	u64 line_kbps;		/* port speed (ethtool), 10 Gbit/s if unknown */
+	u32 port_mbps;		/* port speed (ethtool), 0 if unknown */
 	struct rxecc_cc_config __rcu *cfg; /* from registration to deallocation */
 	struct rxecc_pfc pfc;
 };
 
 /*
- * Congestion control state of one QP (field `cc`, last in struct rxe_qp).
- * The lock is taken from process, tasklet, softirq and hrtimer (soft)
- * context, always with interrupts saved.
+ * Congestion control state of one QP (rxecc_qp.c), pointed to by the QP's
+ * field `cc` from the QP's first need of it to the end of its cleanup. The
+ * lock is taken from process, tasklet, softirq and hrtimer (soft) context,
+ * always with interrupts saved.
  */
 struct rxecc_qp {
+	struct rxe_qp *qp;		/* the QP it belongs to */
 	spinlock_t lock;		/* everything below */
 	struct rxecc_dcqcn_rp rp;	/* reaction point, this QP as sender */
 	struct rxecc_dcqcn_np np;	/* notification point, as receiver */
@@ -126,7 +132,6 @@ struct rxecc_qp {
 	u64 rl_deferred;
 	u8 wait_req;			/* requester / responder held back */
 	u8 wait_resp;
-	bool ready;			/* the timers are initialised */
 	bool stopped;			/* cleanup or reset: nothing arms them */
 	/* under the device's rxecc_pfc lock */
 	struct list_head pfc_node;	/* waiting for a paused priority */
@@ -182,9 +187,13 @@ void rxecc_devices_unlock(void);
 struct rxe_dev *rxecc_dev_find(struct net *net, const char *name, u32 index);
 struct rxe_dev *rxecc_dev_next(struct net *net, u32 index);
 
-/* Congestion control (rxecc_cc.c). */
-int rxecc_cc_init(void);
-void rxecc_cc_exit(void);
+/* Module init and exit (rxecc_main.c), around rxe's own. */
+int rxecc_module_init(void);
+void rxecc_module_exit(void);
+
+/* Configuration (rxecc_config.c). */
+void rxecc_config_init(void);
+void rxecc_config_exit(void);
 int rxecc_cc_dev_init(struct rxe_dev *rxe);
 void rxecc_cc_dev_exit(struct rxe_dev *rxe);
 /* Writers of the configurations hold this; readers use RCU. */
@@ -209,12 +218,21 @@ static inline u32 rxecc_alpha_ppm(u32 alpha)
 	return (u32)(((u64)alpha * 1000000) >> RXECC_ALPHA_SHIFT);
 }
 
-void rxecc_qp_clear_counts(struct rxe_qp *qp);
 void rxecc_dev_speed(struct rxe_dev *rxe);
 void rxecc_netdev_event(struct rxe_dev *rxe, unsigned long event);
-void rxecc_qp_init(struct rxe_qp *qp);
+u32 rxecc_link_mbps(struct rxe_dev *rxe, const struct rxecc_cc_config *cfg);
+
+/* A QP's state (rxecc_qp.c). */
+int rxecc_qp_cache_init(void);
+void rxecc_qp_cache_exit(void);
 void rxecc_qp_reset(struct rxe_qp *qp);
 void rxecc_qp_cleanup(struct rxe_qp *qp);
+void rxecc_qp_free(struct rxe_qp *qp);
+void rxecc_qp_clear_counts(struct rxe_qp *qp);
+int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+bool rxecc_qp_of_current(struct rxe_qp *qp);
+
+/* The transmit gate (rxecc_gate.c). */
 u8 rxecc_tx_tos(struct rxe_pkt_info *pkt, struct sk_buff *skb, u8 tclass);
 /*
  * The transmit gate: true if the QP must not build its next packet (of
@@ -224,6 +242,9 @@ u8 rxecc_tx_tos(struct rxe_pkt_info *pkt, struct sk_buff *skb, u8 tclass);
  */
 bool rxecc_tx_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp);
 bool rxecc_rp_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp);
+bool rxecc_rp_ack_req(struct rxe_qp *qp);
+
+/* Packets built again (rxecc_retry.c). */
 /* The requester's packet was dropped by the local stack: retry it later. */
 void rxecc_tx_dropped(struct rxe_qp *qp);
 /* The same for a read response; read_reply() first puts back what it took. */
@@ -236,12 +257,11 @@ void rxecc_read_reply_putback(struct rxe_qp *qp, struct resp_res *res,
  * response): true if the QP builds it again later.
  */
 bool rxecc_tx_nomem(struct rxe_qp *qp, struct rxe_av *av, bool resp);
-bool rxecc_rp_ack_req(struct rxe_qp *qp);
+
+/* Notification and reaction point (rxecc_cnp.c). */
 void rxecc_np_rcv(struct rxe_pkt_info *pkt, struct sk_buff *skb);
 void rxecc_np_in_seq(struct rxe_qp *qp, struct rxe_pkt_info *pkt);
 void rxecc_rcv_cnp(struct rxe_pkt_info *pkt, struct sk_buff *skb);
-int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
-bool rxecc_qp_of_current(struct rxe_qp *qp);
 
 /* Priorities and PFC (rxecc_pfc.c). */
 static inline u8 rxecc_cfg_prio(const struct rxecc_cc_config *cfg, u8 tclass)
@@ -251,13 +271,11 @@ static inline u8 rxecc_cfg_prio(const struct rxecc_cc_config *cfg, u8 tclass)
 	return cfg->dscp2prio[tclass >> 2];
 }
 
-u32 rxecc_link_mbps(struct rxe_dev *rxe, const struct rxecc_cc_config *cfg);
 int rxecc_pfc_init(void);
 void rxecc_pfc_exit(void);
 void rxecc_pfc_dev_init(struct rxe_dev *rxe);
 void rxecc_pfc_dev_exit(struct rxe_dev *rxe);
-void rxecc_pfc_qp_init(struct rxe_qp *qp);
-void rxecc_pfc_qp_forget(struct rxe_qp *qp);
+void rxecc_pfc_qp_forget(struct rxe_qp *qp, struct rxecc_qp *cc);
 bool rxecc_pfc_wait(struct rxe_qp *qp, bool resp);
 bool rxecc_pfc_ack_req(struct rxe_qp *qp);
 void rxecc_pfc_rx(struct rxe_dev *rxe, const struct sk_buff *skb, u8 dsfield);

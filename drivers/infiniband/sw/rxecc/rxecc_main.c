@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * rxecc: module identity and the module's own device registry.
+ * rxecc: module identity, module init and exit, and the module's own
+ * device registry.
  *
  * rxe unregisters its devices on unload with ib_unregister_driver(), which
  * takes every device with driver id RDMA_DRIVER_RXE, including those of
@@ -21,6 +22,44 @@ MODULE_ALIAS_RDMA_LINK(RXECC_LINK_TYPE);
 
 static LIST_HEAD(rxecc_devices);
 static DEFINE_MUTEX(rxecc_devices_mutex);	/* guards rxecc_devices */
+
+/*
+ * Module init, before rxe's (sockets, link type): the defaults, the QP state
+ * cache, the generic netlink family and the PFC frame handler. Undone in
+ * reverse by rxecc_module_exit(), after rxe's exit removed every device.
+ */
+int rxecc_module_init(void)
+{
+	int err;
+
+	rxecc_config_init();
+	err = rxecc_qp_cache_init();
+	if (err)
+		goto err_config;
+	err = rxecc_nl_init();
+	if (err)
+		goto err_cache;
+	err = rxecc_pfc_init();
+	if (err)
+		goto err_nl;
+	return 0;
+
+err_nl:
+	rxecc_nl_exit();
+err_cache:
+	rxecc_qp_cache_exit();
+err_config:
+	rxecc_config_exit();
+	return err;
+}
+
+void rxecc_module_exit(void)
+{
+	rxecc_pfc_exit();
+	rxecc_nl_exit();
+	rxecc_qp_cache_exit();
+	rxecc_config_exit();
+}
 
 void rxecc_dev_init(struct rxe_dev *rxe)
 {

@@ -30,9 +30,7 @@
 #include <net/rxecc_pfc.h>
 #include "rxe.h"
 #include "rxe_loc.h"
-#include "rxecc.h"
-
-#define RXECC_DEFAULT_LINK_MBPS 10000
+#include "rxecc_qp.h"
 
 /*
  * After an XOFF for a priority, its QPs ask for an ACK with every packet for
@@ -42,17 +40,6 @@
  * data into the same queues once more.
  */
 #define RXECC_PFC_ACK_MS	100
-
-/* The port speed quanta and rates are measured at, Mbit/s. */
-u32 rxecc_link_mbps(struct rxe_dev *rxe, const struct rxecc_cc_config *cfg)
-{
-	u64 kbps;
-
-	if (cfg->link_mbps)
-		return cfg->link_mbps;
-	kbps = READ_ONCE(rxe->cc.line_kbps);
-	return kbps ? div_u64(kbps, 1000) : RXECC_DEFAULT_LINK_MBPS;
-}
 
 static struct rxe_dev *rxe_of_pfc(struct rxecc_pfc *pfc)
 {
@@ -234,7 +221,7 @@ static void rxecc_pfc_resume(struct rxe_dev *rxe, int p, u64 end)
 	atomic64_add(div_u64(end - pfc->since[p], NSEC_PER_USEC),
 		     &rxe->stats_counters[RXECC_PFC_CNT(p, RXECC_PFC_RX_PAUSE_DURATION)]);
 	list_for_each_entry_safe(cc, tmp, &pfc->waiters[p], pfc_node) {
-		struct rxe_qp *qp = container_of(cc, struct rxe_qp, cc);
+		struct rxe_qp *qp = cc->qp;
 
 		list_del_init(&cc->pfc_node);
 		/*
@@ -295,7 +282,7 @@ static void rxecc_pfc_apply(struct rxe_dev *rxe, const struct pfc_frame *f)
 	rcu_read_lock();
 	cfg = rcu_dereference(rxe->cc.cfg);
 	enabled = cfg ? cfg->pfc_enable : 0;
-	mbps = cfg ? rxecc_link_mbps(rxe, cfg) : RXECC_DEFAULT_LINK_MBPS;
+	mbps = rxecc_link_mbps(rxe, cfg);
 	rcu_read_unlock();
 
 	spin_lock_irqsave(&pfc->lock, flags);
@@ -419,21 +406,15 @@ void rxecc_pfc_dev_exit(struct rxe_dev *rxe)
 	hrtimer_cancel(&rxe->cc.pfc.tx_timer);
 }
 
-void rxecc_pfc_qp_init(struct rxe_qp *qp)
-{
-	INIT_LIST_HEAD(&qp->cc.pfc_node);
-	qp->cc.pfc_wait = 0;
-}
-
 /* Reset or cleanup: the QP no longer waits for a pause to end. */
-void rxecc_pfc_qp_forget(struct rxe_qp *qp)
+void rxecc_pfc_qp_forget(struct rxe_qp *qp, struct rxecc_qp *cc)
 {
 	struct rxecc_pfc *pfc = &to_rdev(qp->ibqp.device)->cc.pfc;
 	unsigned long flags;
 
 	spin_lock_irqsave(&pfc->lock, flags);
-	list_del_init(&qp->cc.pfc_node);
-	qp->cc.pfc_wait = 0;
+	list_del_init(&cc->pfc_node);
+	cc->pfc_wait = 0;
 	spin_unlock_irqrestore(&pfc->lock, flags);
 }
 
@@ -447,8 +428,7 @@ bool rxecc_pfc_ack_req(struct rxe_qp *qp)
 	if (likely(!time_before(jiffies, READ_ONCE(pfc->ack_until_any))))
 		return false;
 	rcu_read_lock();
-	prio = rxecc_cfg_prio(rcu_dereference(rxe->cc.cfg),
-			      qp->pri_av.grh.traffic_class);
+	prio = rxecc_qp_prio(qp, rcu_dereference(rxe->cc.cfg));
 	rcu_read_unlock();
 	return time_before(jiffies, READ_ONCE(pfc->ack_until[prio]));
 }
@@ -462,6 +442,7 @@ bool rxecc_pfc_wait(struct rxe_qp *qp, bool resp)
 {
 	struct rxe_dev *rxe = to_rdev(qp->ibqp.device);
 	struct rxecc_pfc *pfc = &rxe->cc.pfc;
+	struct rxecc_qp *cc;
 	unsigned long flags;
 	bool paused;
 	u8 prio;
@@ -469,16 +450,21 @@ bool rxecc_pfc_wait(struct rxe_qp *qp, bool resp)
 	if (likely(!READ_ONCE(pfc->paused)))
 		return false;
 	rcu_read_lock();
-	prio = rxecc_cfg_prio(rcu_dereference(rxe->cc.cfg),
-			      qp->pri_av.grh.traffic_class);
+	prio = rxecc_qp_prio(qp, rcu_dereference(rxe->cc.cfg));
 	rcu_read_unlock();
+	if (!(READ_ONCE(pfc->paused) & BIT(prio)))
+		return false;
+	/* the QP waits on a list: it needs its state for that */
+	cc = rxecc_qp_state(qp);
+	if (!cc)
+		return false;
 	spin_lock_irqsave(&pfc->lock, flags);
 	/* a QP being cleaned up no longer waits (rxecc_qp_stop_timers()) */
-	paused = (pfc->paused & BIT(prio)) && !READ_ONCE(qp->cc.stopped);
+	paused = (pfc->paused & BIT(prio)) && !READ_ONCE(cc->stopped);
 	if (paused) {
-		qp->cc.pfc_wait |= resp ? RXECC_WAIT_RESP : RXECC_WAIT_REQ;
-		if (list_empty(&qp->cc.pfc_node))
-			list_add_tail(&qp->cc.pfc_node, &pfc->waiters[prio]);
+		cc->pfc_wait |= resp ? RXECC_WAIT_RESP : RXECC_WAIT_REQ;
+		if (list_empty(&cc->pfc_node))
+			list_add_tail(&cc->pfc_node, &pfc->waiters[prio]);
 	}
 	spin_unlock_irqrestore(&pfc->lock, flags);
 	if (paused)

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * What rxecc's files that work on a QP's congestion control state share:
+ * rxecc_qp.c (the state's life), rxecc_gate.c (the transmit gate and the
+ * pacer), rxecc_cnp.c (notification and reaction point), rxecc_retry.c
+ * (packets built again). Include after rxe.h.
+ */
+#ifndef RXECC_QP_H
+#define RXECC_QP_H
+
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include "rxecc.h"
+
+/* Bytes a packet adds on the wire to its transport headers and payload. */
+#define RXECC_WIRE_OVERHEAD (ETH_HLEN + sizeof(struct iphdr) + \
+			     sizeof(struct udphdr) + RXE_ICRC_SIZE)
+
+/* The device's configuration (RCU read lock held). */
+static inline struct rxecc_cc_config *rxecc_qp_cfg(struct rxe_qp *qp)
+{
+	return rcu_dereference(to_rdev(qp->ibqp.device)->cc.cfg);
+}
+
+/* The line rate of @qp's port, kbit/s (RCU read lock held for @cfg). */
+static inline u64 rxecc_line_kbps(struct rxe_qp *qp,
+				  const struct rxecc_cc_config *cfg)
+{
+	return (u64)rxecc_link_mbps(to_rdev(qp->ibqp.device), cfg) * 1000;
+}
+
+/*
+ * The priority the transmit gate holds a QP to: that of the traffic class
+ * of its primary address vector. A UD or GSI QP sends with each work
+ * request's AH instead and has no pri_av of its own (all zero), so it is
+ * held to the priority of traffic class 0, whatever its packets carry.
+ */
+static inline u8 rxecc_qp_prio(struct rxe_qp *qp,
+			       const struct rxecc_cc_config *cfg)
+{
+	return rxecc_cfg_prio(cfg, qp->pri_av.grh.traffic_class);
+}
+
+/* DCQCN runs on connected QPs: a CNP names its QP by number. */
+static inline bool rxecc_qp_connected(struct rxe_qp *qp)
+{
+	return qp_type(qp) == IB_QPT_RC || qp_type(qp) == IB_QPT_UC;
+}
+
+/* qp->cc once the QP's cleanup has begun without state (rxecc_qp.c). */
+#define RXECC_QP_GONE	((struct rxecc_qp *)1)
+
+/* The QP's state if it has one, else NULL (never allocates). */
+static inline struct rxecc_qp *rxecc_qp_peek(struct rxe_qp *qp)
+{
+	/* pairs with the cmpxchg() that set it: the state is initialised */
+	struct rxecc_qp *cc = smp_load_acquire(&qp->cc);
+
+	return cc == RXECC_QP_GONE ? NULL : cc;
+}
+
+/* The QP's state, allocated if it has none yet; NULL if it cannot have one. */
+struct rxecc_qp *rxecc_qp_state(struct rxe_qp *qp);
+
+/* rxecc_gate.c */
+enum hrtimer_restart rxecc_rl_timer_fn(struct hrtimer *t);
+#define RXECC_TX_RETRY_MIN_NS	10000
+bool rxecc_tx_defer(struct rxe_qp *qp, const struct rxecc_cc_config *cfg,
+		    bool resp, u64 min_ns);
+
+/* rxecc_cnp.c */
+enum hrtimer_restart rxecc_np_timer_fn(struct hrtimer *t);
+void rxecc_trace_rate(struct rxe_qp *qp, const struct rxecc_dcqcn_rp *rp);
+
+#endif /* RXECC_QP_H */
