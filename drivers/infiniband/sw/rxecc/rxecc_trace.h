@@ -10,6 +10,18 @@
 #define RXECC_TRACE_H
 
 #include <linux/tracepoint.h>
+#include "rxecc_dcqcn.h"
+
+/* The enums __print_symbolic() names, resolved for user space (perf, trace-cmd). */
+TRACE_DEFINE_ENUM(RXECC_CNP_CUT);
+TRACE_DEFINE_ENUM(RXECC_CNP_FIRST);
+TRACE_DEFINE_ENUM(RXECC_CNP_COALESCED);
+TRACE_DEFINE_ENUM(RXECC_EV_NONE);
+TRACE_DEFINE_ENUM(RXECC_EV_CUT);
+TRACE_DEFINE_ENUM(RXECC_EV_FIRST_CNP);
+TRACE_DEFINE_ENUM(RXECC_EV_TIMER);
+TRACE_DEFINE_ENUM(RXECC_EV_BYTES);
+TRACE_DEFINE_ENUM(RXECC_EV_RELEASE);
 
 TRACE_EVENT(rxecc_cnp_sent,
 	    TP_PROTO(const char *dev, u32 qpn, u32 dest_qpn),
