@@ -25,12 +25,7 @@
  * NP: the first CE mark after a gap of np_min_time_between_cnps gives a CNP
  *   at once; marks inside the gap give one CNP at its end.
  */
-#ifdef __KERNEL__
 #include <linux/math64.h>
-#define rxecc_div64(a, b) div64_u64(a, b)
-#else
-#define rxecc_div64(a, b) ((a) / (b))
-#endif
 #include "rxecc_dcqcn.h"
 
 #define NSEC_PER_USEC_ 1000ULL
@@ -280,7 +275,7 @@ static u32 rxecc_scale_u32(u32 v, u64 num, u64 den, u32 lo, u32 hi)
 
 	if (!v)
 		return 0;
-	r = rxecc_div64((u64)v * num + den / 2, den);
+	r = div64_u64((u64)v * num + den / 2, den);
 	if (r < lo)
 		return lo;
 	return r > hi ? hi : (u32)r;
@@ -344,7 +339,7 @@ u64 rxecc_dcqcn_max_kbps(const struct rxecc_dcqcn_params *p, u64 line_kbps)
 
 u64 rxecc_dcqcn_tx_ns(u64 bytes, u64 kbps)
 {
-	return rxecc_div64(bytes * 8000000ULL, kbps ? kbps : 1);
+	return div64_u64(bytes * 8000000ULL, kbps ? kbps : 1);
 }
 
 u64 rxecc_dcqcn_pace_due(const struct rxecc_dcqcn_pace *pc, u64 kbps)
@@ -421,7 +416,7 @@ static void rxecc_alpha_to(struct rxecc_dcqcn_rp *rp,
 
 	if (t < rp->t_alpha)
 		return;
-	n = rxecc_div64(t - rp->t_alpha, per) + 1;
+	n = div64_u64(t - rp->t_alpha, per) + 1;
 	rp->t_alpha += n * per;
 	if (rp->alpha_cnp) {
 		rp->alpha = (u32)(((u64)rp->alpha * g >> 10) +
@@ -442,7 +437,7 @@ static void rxecc_cut(struct rxecc_dcqcn_rp *rp,
 		rp->rt = rp->rc;
 	dec = (rp->rc * rp->alpha) >> (10 + p->rp_gd);
 	rc = dec >= rp->rc ? 0 : rp->rc - dec;
-	floor = rxecc_div64(rp->rc * p->rp_min_dec_fac, 100);
+	floor = div64_u64(rp->rc * p->rp_min_dec_fac, 100);
 	if (rc < floor)
 		rc = floor;
 	if (rc < p->rp_min_rate_kbps)
@@ -512,13 +507,13 @@ static u64 rxecc_timer_run(const struct rxecc_dcqcn_rp *rp,
 	/* Rt at (or, after the maximum was lowered, above) the maximum: one by one */
 	if ((gap + inc) / 2 != gap || rp->rt >= max)
 		return 0;
-	n = rxecc_div64(until - rp->t_next_inc, per) + 1;
+	n = div64_u64(until - rp->t_next_inc, per) + 1;
 	if (t < f && n > f - t)
 		n = f - t;
 	else if (t == f)
 		n = 1;
-	if (inc && n > rxecc_div64(max - rp->rt, inc))
-		n = rxecc_div64(max - rp->rt, inc);
+	if (inc && n > div64_u64(max - rp->rt, inc))
+		n = div64_u64(max - rp->rt, inc);
 	return n;
 }
 
