@@ -15,7 +15,7 @@
 #                   injection), cached outside the repo (RXECC_CACHE, default ~/.cache/rxecc)
 #   make check-debug    the guest selftests on it, failing on any report (not in check)
 #   make shell      interactive guest with rdma_rxecc loaded and an rxecc device up
-#   make install / uninstall    the module for the guest kernel, the rxecc tool
+#   make install / uninstall    the modules (rdma_rxecc, sch_pfc) for the guest kernel, the rxecc tool
 #                   (PREFIX, default /usr/local), its man page and completion
 #   make clean / distclean    remove build products / all of build/
 #
