@@ -2,10 +2,12 @@
 #
 #   make deps       install what the build, the guests and the tests need (root)
 #   make            derive the rxe sources, build rdma_rxecc.ko and the userspace side
-#   make check      deps + build + host unit tests + static checks (lint) + guest selftests;
-#                   ends with 'N passed, N failed'
-#   make demo       the congestion lab: an incast in four modes, table, plots, checks (docs/lab.md;
-#                   RUNS=N repeats it and reports the spread, CHECK=1 exits 3 on an unmet one)
+#   make check      deps + build + host unit tests + static checks + guest selftests; ends with
+#                   'N passed, N failed'. The static checks (ci/lint.sh, before the guests): W=1 +
+#                   sparse build, checkpatch --strict on own files and patches, clang-format, clang-tidy
+#   make demo       the congestion lab: a 3:1 incast in four modes, table, plots, checks (docs/lab.md;
+#                   SCENARIO=FILE, RUNS=N repeats it and reports the spread, CHECK=1 exits 3 on an
+#                   unmet one)
 #   make bench      rdma_rxecc against stock rdma_rxe in one guest boot (ratios, JSON)
 #   make soak       the congestion workload for SOAK_TIME s (default 600), reports what grew (not in check)
 #   make lint       W=1 + sparse build, checkpatch, clang-format, clang-tidy (also in check)
@@ -13,10 +15,12 @@
 #                   injection), cached outside the repo (RXECC_CACHE, default ~/.cache/rxecc)
 #   make check-debug    the guest selftests on it, failing on any report (not in check)
 #   make shell      interactive guest with rdma_rxecc loaded and an rxecc device up
-#   make install / uninstall    the module for the guest kernel, the rxecc tool
+#   make install / uninstall    the modules (rdma_rxecc, sch_pfc) for the guest kernel, the rxecc tool
 #                   (PREFIX, default /usr/local), its man page and completion
+#   make clean / distclean    remove build products / all of build/
 #
-# Variables: PREFIX, DESTDIR (make install), KSRC (unpacked kernel tree to derive from; default: the
+# Variables: OUT (where demo, bench and soak write; default out/), PREFIX, DESTDIR
+# (make install), KSRC (unpacked kernel tree to derive from; default: the
 # linux-source-6.1 tarball), KVER (guest kernel version; default: the one
 # linux-image-amd64 installed), KDIR (headers to build against; default:
 # /lib/modules/$KVER/build), W, C (kbuild's warning level and sparse).
