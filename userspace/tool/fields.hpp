@@ -42,12 +42,12 @@ void put_wire(nl::Message& msg, uint16_t type, Wire wire, uint64_t v);
 
 template <typename T>
 struct Field {
-    std::string_view key;  // JSON key and text label
-    uint16_t attr;         // netlink attribute (0: none, filled in otherwise)
-    Wire wire;             // its width
-    Show show;
-    uint64_t (*get)(const T&);
-    void (*set)(T&, uint64_t);
+    std::string_view key;    // JSON key and text label
+    uint16_t attr = 0;       // netlink attribute (0: none, filled in otherwise)
+    Wire wire = Wire::none;  // its width
+    Show show = Show::number;
+    uint64_t (*get)(const T&) = nullptr;
+    void (*set)(T&, uint64_t) = nullptr;
     // A field the command line sets: its keyword, how its value is read
     // (unit and range, as a knob's) and the attribute's value per unit.
     std::string_view option = {};
