@@ -223,13 +223,25 @@ void parse_dcqcn_set(Args& args, Command& cmd) {
     }
 }
 
+// The core's profile names, "mlx5, paper, lab"; `scalable`: only those with
+// a reference line rate.
+std::string profile_list(bool scalable) {
+    std::string list;
+    for (const auto& n : profile_names()) {
+        const int p = rxecc_dcqcn_profile_find(n.c_str());
+        if (scalable && rxecc_dcqcn_profile_kbps(static_cast<rxecc_dcqcn_profile>(p)) == 0)
+            continue;
+        list += (list.empty() ? "" : ", ") + n;
+    }
+    return list;
+}
+
 // dcqcn profile {dev DEV | defaults} PROFILE [scale RATE [speedup N]]
 void parse_dcqcn_profile(Args& args, Command& cmd) {
     cmd.verb = Verb::dcqcn_profile;
     if (!parse_target(args, cmd, true)) usage("dcqcn profile needs 'dev DEV' or 'defaults'");
     const auto names = profile_names();
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    const std::string list = profile_list(false);
     cmd.profile = args.next("a profile name (" + list + ")");
     if (std::find(names.begin(), names.end(), cmd.profile) == names.end())
         throw Error(Exit::bad_value, "unknown profile '" + cmd.profile + "' (" + list + ")");
@@ -242,16 +254,11 @@ void parse_dcqcn_profile(Args& args, Command& cmd) {
         if (!rate.empty() && rate.find_first_not_of("0123456789.") == std::string::npos)
             rate += "mbit";
         cmd.profile_kbps = parse_value(line, rate);
-        std::string scalable;  // the profiles with a reference line rate
-        for (const auto& n : names) {
-            const int p = rxecc_dcqcn_profile_find(n.c_str());
-            if (rxecc_dcqcn_profile_kbps(static_cast<rxecc_dcqcn_profile>(p)) != 0)
-                scalable += (scalable.empty() ? "" : ", ") + n;
-        }
         const int prof = rxecc_dcqcn_profile_find(cmd.profile.c_str());
         if (rxecc_dcqcn_profile_kbps(static_cast<rxecc_dcqcn_profile>(prof)) == 0)
             throw Error(Exit::bad_value, "scale: profile '" + cmd.profile +
-                                             "' has no reference line rate (" + scalable + ")");
+                                             "' has no reference line rate (" + profile_list(true) +
+                                             ")");
         if (args.done()) return;
         const std::string& more = args.next("speedup");
         if (more != "speedup") usage("dcqcn profile: unknown word '" + more + "' (speedup N)");
