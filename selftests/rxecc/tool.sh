@@ -331,7 +331,7 @@ qps() {
 	# reports 0 MB/s and exits 1 after a transfer that went through)
 	wait $cpid $spid
 	echo "$j" | json '[q for q in d if q["type"] == "RC" and q["state"] == "RTS" and q["dest_qpn"] > 0 and q["rate_kbps"] == 10000000 and not q["limited"]][0]["qpn"]' || rc=1
-	echo "$t" | head -1 | grep -q "^DEV  *QPN  *TYPE  *STATE  *DQPN  *PRIO  *CC  *RATE  *TARGET  *ALPHA" || rc=1
+	echo "$t" | head -1 | grep -q "^dev  *qpn  *type  *state  *dest_qpn  *prio  *limited  *rate_kbps  *target_kbps  *alpha_ppm" || rc=1
 	echo "$t" | grep -qE "^h2 +[0-9]+ +RC +RTS" || rc=1
 	return $rc
 }

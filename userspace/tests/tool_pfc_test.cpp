@@ -127,20 +127,20 @@ TEST(ToolQdiscCli, OptionsPerPortAndPerPriority) {
     const QdiscSpec& q = c.qdisc;
     EXPECT_EQ(q.op, QdiscSpec::Op::add);
     EXPECT_EQ(q.netdev, "swp1");
-    EXPECT_EQ(q.rate_bps, 50000000U);
-    EXPECT_EQ(q.enable, 0x08);
-    EXPECT_EQ(q.trust, 1);
-    EXPECT_EQ(q.link_mbps, 25000U);
-    EXPECT_EQ(q.delay_ns, 20000U);
-    EXPECT_EQ(q.quanta, 1000);
+    EXPECT_EQ(q.opt[TCA_PFC_RATE], 50000000U);
+    EXPECT_EQ(q.opt[TCA_PFC_ENABLE], 0x08);
+    EXPECT_EQ(q.opt[TCA_PFC_TRUST], 1);
+    EXPECT_EQ(q.opt[TCA_PFC_LINK_MBPS], 25000U);
+    EXPECT_EQ(q.opt[TCA_PFC_DELAY], 20000U);
+    EXPECT_EQ(q.opt[TCA_PFC_QUANTA], 1000);
     // The options before `prio` go to every priority unless it sets its own.
-    EXPECT_EQ(q.prio[0].xoff, 24576U);
-    EXPECT_EQ(q.prio[3].xoff, 30000U);
-    EXPECT_EQ(q.prio[3].xon, 12288U);
-    EXPECT_EQ(q.prio[3].kmax, 1000000U);
-    EXPECT_EQ(q.prio[3].pmax, 50U);
-    EXPECT_FALSE(q.prio[0].kmax);
-    EXPECT_FALSE(q.prio[0].limit);
+    EXPECT_EQ(q.prio[0].opt[TCA_PFC_PRIO_XOFF], 24576U);
+    EXPECT_EQ(q.prio[3].opt[TCA_PFC_PRIO_XOFF], 30000U);
+    EXPECT_EQ(q.prio[3].opt[TCA_PFC_PRIO_XON], 12288U);
+    EXPECT_EQ(q.prio[3].opt[TCA_PFC_PRIO_KMAX], 1000000U);
+    EXPECT_EQ(q.prio[3].opt[TCA_PFC_PRIO_PMAX], 50U);
+    EXPECT_FALSE(q.prio[0].opt[TCA_PFC_PRIO_KMAX]);
+    EXPECT_FALSE(q.prio[0].opt[TCA_PFC_PRIO_LIMIT]);
     EXPECT_EQ(parse({"qdisc"}).verb, Verb::qdisc_show);
     EXPECT_EQ(parse({"qdisc", "show", "dev", "x"}).qdisc.netdev, "x");
     EXPECT_EQ(parse({"qdisc", "del", "dev", "x"}).verb, Verb::qdisc_del);
@@ -271,8 +271,12 @@ TEST(ToolQdiscRequest, DecodeDumpAndFormat) {
                             "quanta", "drops", "prio"})
         EXPECT_TRUE(j.contains(key)) << key;
     const std::string t = to_text({*q});
-    EXPECT_NE(t.find("qdisc pfc 8001: dev lo rate 50 Mbit/s pfc 0x08"), std::string::npos) << t;
-    EXPECT_NE(t.find("XOFF_TX"), std::string::npos);
+    EXPECT_NE(t.find("qdisc pfc netdev lo handle 8001: rate_bps 50000000 pfc_enable 0x08 trust "
+                     "dscp link_mbps 10000 delay_ns 0 quanta 65535\n"),
+              std::string::npos)
+        << t;
+    EXPECT_NE(t.find("  drops 0 pfc_tx_errors 0 pfc_rx_ignored 2 "), std::string::npos) << t;
+    EXPECT_NE(t.find("pause_tx_duration_us"), std::string::npos);
     // Another kind, or not the root: not ours.
     nl::Message other(RTM_NEWQDISC, 0, &tcm, sizeof(tcm));
     other.put_str(TCA_KIND, "tbf");

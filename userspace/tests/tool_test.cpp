@@ -35,7 +35,7 @@ TEST(ToolValues, TimesInMicroseconds) {
     EXPECT_EQ(parse_value(t, "300"), 300U);
     EXPECT_EQ(parse_value(t, "300us"), 300U);
     EXPECT_EQ(parse_value(t, "1.5ms"), 1500U);
-    EXPECT_EQ(parse_value(t, "2s"), 2000000U);
+    EXPECT_EQ(parse_value(t, "1s"), 1000000U);
     EXPECT_EQ(parse_value(t, "4000ns"), 4U);
     EXPECT_EQ(parse_value(t, "0.25MS"), 250U);
     // Not a whole number of microseconds, or no time at all.
@@ -125,7 +125,14 @@ TEST(ToolValues, WrongTypeAndOverflowNameTheKnob) {
         EXPECT_EQ(code_of([&] { (void)parse_value(g, bad); }), Exit::bad_value);
         EXPECT_NE(message_of([&] { (void)parse_value(g, bad); }).find("rp_gd"), std::string::npos);
     }
-    EXPECT_EQ(parse_value(g, "4294967295"), 4294967295U);  // the kernel owns the range
+    // The range of the core's table (the kernel's policy): one line naming
+    // the knob, the value and the range.
+    EXPECT_EQ(parse_value(g, "15"), 15U);
+    for (const char* out : {"16", "4294967295"}) {
+        EXPECT_EQ(code_of([&] { (void)parse_value(g, out); }), Exit::bad_value);
+        EXPECT_EQ(message_of([&] { (void)parse_value(g, out); }),
+                  "rp_gd: out of range 0..15 log2 ('" + std::string(out) + "')");
+    }
 }
 
 // Many EXPECTs, one straight path: gtest's macros count as branches.
@@ -323,7 +330,7 @@ TEST(ToolCli, HelpEverywhere) {
 // A set request: the values where the uAPI puts them, and errors the
 // kernel points at mapped back to the knob's name.
 TEST(ToolRequest, SetRequestLayoutAndErrorMapping) {
-    auto c = parse({"dcqcn", "set", "dev", "r0", "rp_ai_rate", "7", "rp_gd", "99", "ecn", "ect1"});
+    auto c = parse({"dcqcn", "set", "dev", "r0", "rp_ai_rate", "7", "rp_gd", "12", "ecn", "ect1"});
     auto msg = set_request(42, c);
     const nlmsghdr* nlh = msg.header();
     EXPECT_EQ(nlh->nlmsg_type, 42);
@@ -336,7 +343,7 @@ TEST(ToolRequest, SetRequestLayoutAndErrorMapping) {
     EXPECT_NE(tb[RXECC_ATTR_DCQCN]->nla_type & NLA_F_NESTED, 0);
     auto p = nl::parse_nested(tb[RXECC_ATTR_DCQCN], RXECC_DCQCN_A_MAX);
     ASSERT_NE(p[RXECC_DCQCN_A_RP_GD], nullptr);
-    EXPECT_EQ(nl::get_u32(p[RXECC_DCQCN_A_RP_GD]), 99U);
+    EXPECT_EQ(nl::get_u32(p[RXECC_DCQCN_A_RP_GD]), 12U);
     EXPECT_EQ(nl::get_u32(p[RXECC_DCQCN_A_RP_AI_RATE]), 7U);
 
     const auto* base = reinterpret_cast<const uint8_t*>(nlh);  // NOLINT(*-reinterpret-cast)
@@ -373,11 +380,12 @@ Config sample_config() {
     c.dev = DevId{3, "rxecc0", "veth0"};
     c.line_kbps = 25000000;
     c.profile = "mlx5";
-    c.dcqcn.assign(RXECC_DCQCN_A_MAX, 1);
-    c.dcqcn[RXECC_DCQCN_A_RP_TIME_RESET - 1] = 300;
-    c.rp_enable = 0xff;
-    c.np_enable = 0x08;
-    c.ecn = 2;
+    for (const auto& k : knobs())
+        if (k.dcqcn_index >= 0) c.values[k.index] = 1;
+    c.values[RXECC_DCQCN_A_RP_TIME_RESET - 1] = 300;
+    set_knob(c, "rp_enable", 0xff);
+    set_knob(c, "np_enable", 0x08);
+    set_knob(c, "ecn", 2);
     return c;
 }
 
@@ -416,10 +424,10 @@ TEST(ToolRequest, DecodeConfigReply) {
 // NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(ToolFormat, RatesUnderTheirMlx5NameReadBack) {
     Config c = sample_config();
-    c.dcqcn[RXECC_DCQCN_A_RP_AI_RATE_KBPS - 1] = 50;
-    c.dcqcn[RXECC_DCQCN_A_RP_AI_RATE - 1] = 0;  // the kernel's rounded-down view
-    c.dcqcn[RXECC_DCQCN_A_RP_HAI_RATE_KBPS - 1] = 7000;
-    c.dcqcn[RXECC_DCQCN_A_RP_HAI_RATE - 1] = 7;
+    c.values[RXECC_DCQCN_A_RP_AI_RATE_KBPS - 1] = 50;
+    c.values[RXECC_DCQCN_A_RP_AI_RATE - 1] = 0;  // the kernel's rounded-down view
+    c.values[RXECC_DCQCN_A_RP_HAI_RATE_KBPS - 1] = 7000;
+    c.values[RXECC_DCQCN_A_RP_HAI_RATE - 1] = 7;
     const std::string t = to_text(std::vector<Config>{c});
     const auto row = [&](const std::string& name) {
         const size_t at = t.find("  " + name + " ");
@@ -507,15 +515,18 @@ TEST(ToolFormat, QpTableAndDiff) {
     std::string row;
     std::getline(in, header);
     std::getline(in, row);
-    EXPECT_EQ(header.rfind("DEV", 0), 0U);
-    // Right-aligned numbers end under the end of their header.
-    EXPECT_EQ(row.find("12.5 Mbit/s") + 11, header.find("RATE") + 4);
-    EXPECT_NE(row.find("0.5000"), std::string::npos);
+    EXPECT_EQ(header.rfind("dev", 0), 0U);
+    // Right-aligned numbers end under the end of their header; the column
+    // is the JSON key and holds the JSON value.
+    EXPECT_EQ(row.find(" 12500 ") + 6, header.find("rate_kbps") + 9);
+    EXPECT_NE(row.find(" 500000 "), std::string::npos);
+    EXPECT_NE(row.find(" RC "), std::string::npos);
+    EXPECT_NE(row.find(" RTS "), std::string::npos);
 
     Config a = sample_config();
     Config b = a;
-    b.dcqcn[RXECC_DCQCN_A_RP_TIME_RESET - 1] = 1000;
-    b.ecn = 1;
+    b.values[RXECC_DCQCN_A_RP_TIME_RESET - 1] = 1000;
+    set_knob(b, "ecn", 1);
     b.profile = "custom";
     EXPECT_EQ(config_diff(a, b),
               "rp_time_reset 300 -> 1000, ecn ect0 -> ect1, profile mlx5 -> custom");

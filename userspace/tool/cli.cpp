@@ -7,6 +7,7 @@
 
 #include "dcqcn_core.hpp"
 #include "errors.hpp"
+#include "qdisc.hpp"
 
 namespace rxecc::tool {
 namespace {
@@ -89,7 +90,7 @@ constexpr std::string_view kQdisc =
     "  delay TIME       response time the headroom must cover (default 100us)\n"
     "  quanta N         pause time of XOFF frames, 1..65535 (default 65535)\n"
     "Queue options (every priority, or the one after 'prio P'; bytes: B, KB, KiB,\n"
-    "MB, MiB):\n"
+    "MB, MiB, GB, GiB):\n"
     "  limit BYTES      queue size (default 1MiB)\n"
     "  xoff BYTES       bytes from one ingress port that send XOFF (default 64KiB)\n"
     "  xon BYTES        ... and XON again (default 32KiB)\n"
@@ -146,12 +147,12 @@ void no_more(Args& args) {
 }
 
 uint32_t parse_count(const std::string& text) {
-    static const Knob count{"count", Unit::plain, "refreshes", 1, UINT32_MAX, -1};
+    static const Knob count{"count", Unit::plain, "refreshes", 1, UINT32_MAX, -1, 0, Wire::none};
     return parse_value(count, text);
 }
 
 uint32_t parse_interval_ms(const std::string& text) {
-    static const Knob interval{"interval", Unit::micros, "s", 0, UINT32_MAX, -1};
+    static const Knob interval{"interval", Unit::micros, "us", 0, UINT32_MAX, -1, 0, Wire::none};
     // Seconds by default ("0.5"), or with a unit ("500ms").
     const bool bare = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
         return (c >= '0' && c <= '9') || c == '.';
@@ -222,36 +223,48 @@ void parse_dcqcn_set(Args& args, Command& cmd) {
     }
 }
 
+// The core's profile names, "mlx5, paper, lab"; `scalable`: only those with
+// a reference line rate.
+std::string profile_list(bool scalable) {
+    std::string list;
+    for (const auto& n : profile_names()) {
+        const int p = rxecc_dcqcn_profile_find(n.c_str());
+        if (scalable && rxecc_dcqcn_profile_kbps(static_cast<rxecc_dcqcn_profile>(p)) == 0)
+            continue;
+        list += (list.empty() ? "" : ", ") + n;
+    }
+    return list;
+}
+
 // dcqcn profile {dev DEV | defaults} PROFILE [scale RATE [speedup N]]
 void parse_dcqcn_profile(Args& args, Command& cmd) {
     cmd.verb = Verb::dcqcn_profile;
     if (!parse_target(args, cmd, true)) usage("dcqcn profile needs 'dev DEV' or 'defaults'");
-    cmd.profile = args.next("a profile name (mlx5, paper, lab)");
     const auto names = profile_names();
+    const std::string list = profile_list(false);
+    cmd.profile = args.next("a profile name (" + list + ")");
     if (std::find(names.begin(), names.end(), cmd.profile) == names.end())
-        throw Error(Exit::bad_value, "unknown profile '" + cmd.profile + "' (mlx5, paper, lab)");
+        throw Error(Exit::bad_value, "unknown profile '" + cmd.profile + "' (" + list + ")");
     if (!args.done()) {
         const std::string& word = args.next("scale");
         if (word != "scale") usage("dcqcn profile: unknown word '" + word + "' (scale RATE)");
         // A rate as everywhere in the tool: Mbit/s without a unit.
-        const Knob line{"scale", Unit::kbps, "kbps", 1, 400000000, -1};
+        const Knob line{"scale", Unit::kbps, "kbps", 1, 400000000, -1, 0, Wire::none};
         std::string rate = args.next("a line rate for scale");
         if (!rate.empty() && rate.find_first_not_of("0123456789.") == std::string::npos)
             rate += "mbit";
         cmd.profile_kbps = parse_value(line, rate);
-        if (cmd.profile_kbps == 0 || cmd.profile_kbps > line.max)
-            throw Error(Exit::bad_value, "scale: a line rate of 1 kbit/s up to 400 Gbit/s");
         const int prof = rxecc_dcqcn_profile_find(cmd.profile.c_str());
         if (rxecc_dcqcn_profile_kbps(static_cast<rxecc_dcqcn_profile>(prof)) == 0)
             throw Error(Exit::bad_value, "scale: profile '" + cmd.profile +
-                                             "' has no reference line rate (mlx5, paper)");
+                                             "' has no reference line rate (" + profile_list(true) +
+                                             ")");
         if (args.done()) return;
         const std::string& more = args.next("speedup");
         if (more != "speedup") usage("dcqcn profile: unknown word '" + more + "' (speedup N)");
-        const Knob speedup{"speedup", Unit::plain, "times", 1, RXECC_SPEEDUP_MAX, -1};
+        const Knob speedup{"speedup",         Unit::plain, "times", 1,
+                           RXECC_SPEEDUP_MAX, -1,          0,       Wire::none};
         cmd.profile_speedup = parse_value(speedup, args.next("a factor for speedup"));
-        if (cmd.profile_speedup == 0 || cmd.profile_speedup > RXECC_SPEEDUP_MAX)
-            throw Error(Exit::bad_value, "speedup: a whole number from 1 to 1024");
     }
     no_more(args);
 }
@@ -306,88 +319,24 @@ void parse_monitor(Args& args, Command& cmd) {
     }
 }
 
-uint32_t parse_bytes(const std::string& name, const std::string& text) {
-    const Knob k{name, Unit::plain, "bytes", 0, UINT32_MAX, -1};
-    static const std::array<std::pair<std::string_view, uint64_t>, 6> suffixes = {
-        {{"kib", 1024}, {"mib", 1048576}, {"kb", 1000}, {"mb", 1000000}, {"b", 1}, {"", 1}}};
-    std::string t = text;
-    std::transform(t.begin(), t.end(), t.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    for (const auto& [suffix, factor] : suffixes) {
-        if (t.size() <= suffix.size() ||
-            t.compare(t.size() - suffix.size(), suffix.size(), suffix) != 0)
-            continue;
-        const std::string digits = t.substr(0, t.size() - suffix.size());
-        if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-            continue;
-        const uint64_t v = parse_value(k, digits) * factor;
-        if (v > UINT32_MAX) break;
-        return static_cast<uint32_t>(v);
-    }
-    throw Error(Exit::bad_value,
-                name + ": '" + text + "' is not a byte count (B, KB, KiB, MB, MiB; 32 bits)");
-}
-
-// A queue option into `q`; false if `key` is none.
-bool parse_queue_option(const std::string& key, Args& args, QdiscPrio& q) {
-    static const Knob pct{"pmax", Unit::percent, "%", 0, 100, -1};
-    std::optional<uint32_t>* field = nullptr;
-    if (key == "limit") field = &q.limit;
-    if (key == "xoff") field = &q.xoff;
-    if (key == "xon") field = &q.xon;
-    if (key == "headroom") field = &q.headroom;
-    if (key == "kmin") field = &q.kmin;
-    if (key == "kmax") field = &q.kmax;
-    if (key == "pmax") {
-        q.pmax = parse_value(pct, args.next("a percentage after 'pmax'"));
+// An option of `fields` into `opt` (by attribute); false if `key` is none.
+template <typename T, typename V, size_t N>
+bool parse_option(const std::string& key, Args& args, std::span<const Field<T>> fields,
+                  std::array<std::optional<V>, N>& opt) {
+    for (const auto& f : fields) {
+        if (f.option != key) continue;
+        const std::string& text = args.next("a value after '" + key + "'");
+        // rate none: no limit
+        opt.at(f.attr) =
+            static_cast<V>(f.unit == Unit::speed && text == "none" ? 0 : f.parse(text));
         return true;
     }
-    if (field == nullptr) return false;
-    *field = parse_bytes(key, args.next("a byte count after '" + key + "'"));
-    return true;
+    return false;
 }
 
 void merge(QdiscPrio& into, const QdiscPrio& from) {
-    for (auto [dst, src] : {std::pair{&into.limit, &from.limit},
-                            {&into.xoff, &from.xoff},
-                            {&into.xon, &from.xon},
-                            {&into.headroom, &from.headroom},
-                            {&into.kmin, &from.kmin},
-                            {&into.kmax, &from.kmax},
-                            {&into.pmax, &from.pmax}})
-        if (*src && !*dst) *dst = *src;
-}
-
-// A port option into `q`; false if `key` is none.
-bool parse_port_option(const std::string& key, Args& args, QdiscSpec& q) {
-    static const Knob rate{"rate", Unit::speed, "Mbit/s", 0, UINT32_MAX, -1};
-    static const Knob link{"link", Unit::mbps, "Mbit/s", 1, 1000000, -1};
-    static const Knob delay{"delay", Unit::micros, "us", 0, 1000000, -1};
-    static const Knob quanta{"quanta", Unit::plain, "quanta", 1, 65535, -1};
-    static const Knob mask{"pfc", Unit::prio_mask, "prio mask", 0, 0xff, -1};
-    if (key == "rate") {
-        const std::string& v = args.next("a rate after 'rate'");
-        q.rate_bps = v == "none" ? 0 : uint64_t{parse_value(rate, v)} * 1000000;
-    } else if (key == "pfc") {
-        q.enable = static_cast<uint8_t>(parse_value(mask, args.next("a mask after 'pfc'")));
-    } else if (key == "trust") {
-        const std::string& t = args.next("dscp or pcp after 'trust'");
-        if (t != "dscp" && t != "pcp")
-            throw Error(Exit::bad_value, "trust: '" + t + "' is not dscp or pcp");
-        q.trust = t == "dscp" ? 0 : 1;
-    } else if (key == "link") {
-        q.link_mbps = parse_value(link, args.next("a speed after 'link'"));
-    } else if (key == "delay") {
-        q.delay_ns = parse_value(delay, args.next("a time after 'delay'")) * 1000;
-    } else if (key == "quanta") {
-        const uint32_t v = parse_value(quanta, args.next("a number after 'quanta'"));
-        if (v < 1 || v > 65535)
-            throw Error(Exit::bad_value, "quanta: " + std::to_string(v) + " is outside 1..65535");
-        q.quanta = static_cast<uint16_t>(v);
-    } else {
-        return false;
-    }
-    return true;
+    for (size_t a = 0; a < into.opt.size(); ++a)
+        if (from.opt.at(a) && !into.opt.at(a)) into.opt.at(a) = from.opt.at(a);
 }
 
 void parse_qdisc_options(Args& args, QdiscSpec& q) {
@@ -396,7 +345,7 @@ void parse_qdisc_options(Args& args, QdiscSpec& q) {
     while (!args.done()) {
         const std::string& key = args.next("an option");
         QdiscPrio& target = cur < 0 ? all : q.prio.at(static_cast<size_t>(cur));
-        if (parse_queue_option(key, args, target)) continue;
+        if (parse_option(key, args, qdisc_prio_fields(), target.opt)) continue;
         if (key == "prio") {
             const std::string& p = args.next("a priority after 'prio'");
             if (p.size() != 1 || p[0] < '0' || p[0] > '7')
@@ -404,7 +353,7 @@ void parse_qdisc_options(Args& args, QdiscSpec& q) {
             cur = p[0] - '0';
         } else if (cur >= 0) {
             usage("'" + key + "' is no queue option (port options come before 'prio')");
-        } else if (!parse_port_option(key, args, q)) {
+        } else if (!parse_option(key, args, qdisc_port_fields(), q.opt)) {
             usage("unknown qdisc option '" + key + "' (see 'rxecc qdisc help')");
         }
     }

@@ -1,6 +1,8 @@
 // The command line of `rxecc`, parsed into a Command (no I/O here).
 #pragma once
 
+#include <linux/sch_pfc.h>
+
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -29,21 +31,17 @@ enum class Verb {
 };
 
 // `rxecc qdisc ...`: the switch-port qdisc sch_pfc (include/uapi/linux/sch_pfc.h).
-// Unset values keep the qdisc's (or its defaults on add).
+// Unset values keep the qdisc's (or its defaults on add). Values by
+// attribute, as the kernel takes them (qdisc.hpp's tables say which).
 struct QdiscPrio {
-    std::optional<uint32_t> limit, xoff, xon, headroom, kmin, kmax, pmax;
+    std::array<std::optional<uint32_t>, TCA_PFC_PRIO_MAX + 1> opt{};  // by TCA_PFC_PRIO_*
 };
 
 struct QdiscSpec {
     enum class Op { add, change, replace } op = Op::add;
     std::string netdev;
-    std::optional<uint64_t> rate_bps;
-    std::optional<uint8_t> enable;
-    std::optional<uint8_t> trust;  // enum tc_pfc_trust
-    std::optional<uint32_t> link_mbps;
-    std::optional<uint32_t> delay_ns;
-    std::optional<uint16_t> quanta;
-    std::array<QdiscPrio, 8> prio{};
+    std::array<std::optional<uint64_t>, TCA_PFC_MAX + 1> opt{};  // by TCA_PFC_*
+    std::array<QdiscPrio, TC_PFC_NUM_PRIO> prio{};
 };
 
 constexpr size_t kDscpCount = 64;

@@ -9,6 +9,7 @@
 
 #include "dcqcn_core.hpp"
 #include "errors.hpp"
+#include "fields.hpp"
 
 namespace rxecc::tool {
 namespace {
@@ -25,9 +26,20 @@ void put_dev(nl::Message& msg, const std::optional<std::string>& dev) {
     if (dev) msg.put_str(RXECC_ATTR_DEV_NAME, *dev);
 }
 
+// The knob of a request's attribute (a DCQCN parameter's inside the nest).
+const Knob* knob_of_attr(const std::vector<uint16_t>& path) {
+    const bool dcqcn = (path[0] & NLA_TYPE_MASK) == RXECC_ATTR_DCQCN;
+    if (dcqcn && path.size() < 2) return nullptr;
+    const unsigned t = (dcqcn ? path[1] : path[0]) & NLA_TYPE_MASK;
+    for (const auto& k : knobs())
+        if ((k.dcqcn_index >= 0) == dcqcn && k.attr == t) return &k;
+    return nullptr;
+}
+
 // How an attribute of a request is called on the command line.
 std::string attr_name(const std::vector<uint16_t>& path) {
     if (path.empty()) return {};
+    if (const Knob* k = knob_of_attr(path)) return k->name;
     switch (path[0] & NLA_TYPE_MASK) {
         case RXECC_ATTR_DEV_INDEX:
             return "dev index";
@@ -35,56 +47,14 @@ std::string attr_name(const std::vector<uint16_t>& path) {
             return "dev";
         case RXECC_ATTR_PROFILE:
             return "profile";
-        case RXECC_ATTR_RP_ENABLE:
-            return "rp_enable";
-        case RXECC_ATTR_NP_ENABLE:
-            return "np_enable";
-        case RXECC_ATTR_ECN:
-            return "ecn";
-        case RXECC_ATTR_PFC_ENABLE:
-            return "pfc_enable";
-        case RXECC_ATTR_ROCE_PRIO:
-            return "roce_prio";
-        case RXECC_ATTR_LINK_MBPS:
-            return "link_speed";
         case RXECC_ATTR_DSCP2PRIO:
             return "dscp2prio";
-        case RXECC_ATTR_PFC_RX_XOFF:
-            return "pfc_rx_xoff";
-        case RXECC_ATTR_PFC_RX_XON:
-            return "pfc_rx_xon";
-        case RXECC_ATTR_TX_QLIMIT:
-            return "tx_qlimit";
-        case RXECC_ATTR_DCQCN: {
+        case RXECC_ATTR_DCQCN:
             if (path.size() < 2) return "dcqcn";
-            const unsigned t = path[1] & NLA_TYPE_MASK;
-            if (t >= 1 && t <= rxecc_dcqcn_num_params) return knobs().at(t - 1).name;
-            return "dcqcn attribute " + std::to_string(t);
-        }
+            return "dcqcn attribute " + std::to_string(path[1] & NLA_TYPE_MASK);
         default:
             return "attribute " + std::to_string(path[0] & NLA_TYPE_MASK);
     }
-}
-
-// A knob that is no DCQCN parameter: its own attribute.
-void put_switch(nl::Message& msg, const Setting& s) {
-    static const std::array<std::pair<const char*, uint16_t>, 5> u8_attrs = {{
-        {"rp_enable", RXECC_ATTR_RP_ENABLE},
-        {"np_enable", RXECC_ATTR_NP_ENABLE},
-        {"ecn", RXECC_ATTR_ECN},
-        {"pfc_enable", RXECC_ATTR_PFC_ENABLE},
-        {"roce_prio", RXECC_ATTR_ROCE_PRIO},
-    }};
-    static const std::array<std::pair<const char*, uint16_t>, 4> u32_attrs = {{
-        {"link_speed", RXECC_ATTR_LINK_MBPS},
-        {"pfc_rx_xoff", RXECC_ATTR_PFC_RX_XOFF},
-        {"pfc_rx_xon", RXECC_ATTR_PFC_RX_XON},
-        {"tx_qlimit", RXECC_ATTR_TX_QLIMIT},
-    }};
-    for (const auto& [name, type] : u32_attrs)
-        if (s.knob->name == name) msg.put_u32(type, s.value);
-    for (const auto& [name, type] : u8_attrs)
-        if (s.knob->name == name) msg.put_u8(type, static_cast<uint8_t>(s.value));
 }
 
 // The whole DSCP map: `base` (or DSCP >> 3 after `default`) with the changes.
@@ -100,17 +70,10 @@ void put_dscp_map(nl::Message& msg, const Command& cmd, const std::vector<uint8_
 
 }  // namespace
 
-uint32_t knob_value(const Config& cfg, const Knob& knob) {
-    if (knob.dcqcn_index >= 0) return cfg.dcqcn.at(static_cast<size_t>(knob.dcqcn_index));
-    if (knob.name == "rp_enable") return cfg.rp_enable;
-    if (knob.name == "np_enable") return cfg.np_enable;
-    if (knob.name == "pfc_enable") return cfg.pfc_enable;
-    if (knob.name == "roce_prio") return cfg.roce_prio;
-    if (knob.name == "link_speed") return cfg.link_mbps;
-    if (knob.name == "pfc_rx_xoff") return cfg.pfc_rx_xoff;
-    if (knob.name == "pfc_rx_xon") return cfg.pfc_rx_xon;
-    if (knob.name == "tx_qlimit") return cfg.tx_qlimit;
-    return cfg.ecn;
+uint32_t knob_value(const Config& cfg, const Knob& knob) { return cfg.values.at(knob.index); }
+
+void set_knob(Config& cfg, std::string_view name, uint32_t value) {
+    cfg.values.at(find_knob(name)->index) = value;
 }
 
 nl::Message set_request(uint16_t family, const Command& cmd, const std::vector<uint8_t>& base_map) {
@@ -124,10 +87,11 @@ nl::Message set_request(uint16_t family, const Command& cmd, const std::vector<u
     for (const auto& s : cmd.settings) {
         if (s.knob->dcqcn_index < 0) continue;
         if (nest == nullptr) nest = msg.nest_start(RXECC_ATTR_DCQCN);
-        msg.put_u32(static_cast<uint16_t>(s.knob->dcqcn_index + 1), s.value);
+        put_wire(msg, s.knob->attr, s.knob->wire, s.value);
     }
     if (nest != nullptr) msg.nest_end(nest);
-    for (const auto& s : cmd.settings) put_switch(msg, s);
+    for (const auto& s : cmd.settings)
+        if (s.knob->dcqcn_index < 0) put_wire(msg, s.knob->attr, s.knob->wire, s.value);
     if (cmd.dscp2prio_default || !cmd.dscp2prio.empty()) put_dscp_map(msg, cmd, base_map);
     return msg;
 }
@@ -138,26 +102,21 @@ Config decode_config(const nlmsghdr* nlh) {
     if (tb[RXECC_ATTR_DEV_NAME] != nullptr) c.dev = decode_dev(tb);
     if (tb[RXECC_ATTR_LINE_KBPS] != nullptr) c.line_kbps = nl::get_u64(tb[RXECC_ATTR_LINE_KBPS]);
     if (tb[RXECC_ATTR_PROFILE] != nullptr) c.profile = nl::get_str(tb[RXECC_ATTR_PROFILE]);
-    if (tb[RXECC_ATTR_RP_ENABLE] != nullptr) c.rp_enable = nl::get_u8(tb[RXECC_ATTR_RP_ENABLE]);
-    if (tb[RXECC_ATTR_NP_ENABLE] != nullptr) c.np_enable = nl::get_u8(tb[RXECC_ATTR_NP_ENABLE]);
-    if (tb[RXECC_ATTR_ECN] != nullptr) c.ecn = nl::get_u8(tb[RXECC_ATTR_ECN]);
-    if (tb[RXECC_ATTR_PFC_ENABLE] != nullptr) c.pfc_enable = nl::get_u8(tb[RXECC_ATTR_PFC_ENABLE]);
-    if (tb[RXECC_ATTR_ROCE_PRIO] != nullptr) c.roce_prio = nl::get_u8(tb[RXECC_ATTR_ROCE_PRIO]);
-    if (tb[RXECC_ATTR_LINK_MBPS] != nullptr) c.link_mbps = nl::get_u32(tb[RXECC_ATTR_LINK_MBPS]);
-    if (tb[RXECC_ATTR_PFC_RX_XOFF] != nullptr)
-        c.pfc_rx_xoff = nl::get_u32(tb[RXECC_ATTR_PFC_RX_XOFF]);
-    if (tb[RXECC_ATTR_PFC_RX_XON] != nullptr) c.pfc_rx_xon = nl::get_u32(tb[RXECC_ATTR_PFC_RX_XON]);
-    if (tb[RXECC_ATTR_TX_QLIMIT] != nullptr) c.tx_qlimit = nl::get_u32(tb[RXECC_ATTR_TX_QLIMIT]);
+    // Absent attributes read as the kernel's defaults would: 0, and
+    // roce_prio 8 (DSCP).
+    set_knob(c, "roce_prio", RXECC_ROCE_PRIO_DSCP);
+    nl::Table nest(RXECC_DCQCN_A_MAX + 1);
+    if (tb[RXECC_ATTR_DCQCN] != nullptr)
+        nest = nl::parse_nested(tb[RXECC_ATTR_DCQCN], RXECC_DCQCN_A_MAX);
+    for (const auto& k : knobs()) {
+        const nl::Table& t = k.dcqcn_index >= 0 ? nest : tb;
+        if (t.at(k.attr) != nullptr)
+            c.values[k.index] = static_cast<uint32_t>(get_wire(t[k.attr], k.wire));
+    }
     if (const nlattr* a = tb[RXECC_ATTR_DSCP2PRIO];
         a != nullptr && mnl_attr_get_payload_len(a) == kDscpCount) {
         const auto* p = static_cast<const uint8_t*>(mnl_attr_get_payload(a));
         c.dscp2prio.assign(p, p + kDscpCount);  // NOLINT(*-pointer-arithmetic)
-    }
-    c.dcqcn.assign(rxecc_dcqcn_num_params, 0);
-    if (tb[RXECC_ATTR_DCQCN] != nullptr) {
-        auto p = nl::parse_nested(tb[RXECC_ATTR_DCQCN], RXECC_DCQCN_A_MAX);
-        for (unsigned i = 0; i < rxecc_dcqcn_num_params; ++i)
-            if (p.at(i + 1) != nullptr) c.dcqcn[i] = nl::get_u32(p[i + 1]);
     }
     return c;
 }
@@ -176,29 +135,32 @@ Stats decode_stats(const nlmsghdr* nlh) {
     return s;
 }
 
+std::span<const Field<Qp>> qp_fields() {
+    static const std::array<Field<Qp>, 14> fields = {
+        member<&Qp::qpn>("qpn", RXECC_QP_A_QPN, Wire::u32),
+        member<&Qp::type>("type", RXECC_QP_A_TYPE, Wire::u8, Show::qp_type),
+        member<&Qp::state>("state", RXECC_QP_A_STATE, Wire::u8, Show::qp_state),
+        member<&Qp::dest_qpn>("dest_qpn", RXECC_QP_A_DEST_QPN, Wire::u32),
+        member<&Qp::prio>("prio", RXECC_QP_A_PRIO, Wire::u8),
+        member<&Qp::limited>("limited", RXECC_QP_A_LIMITED, Wire::u8, Show::boolean),
+        member<&Qp::rate_kbps>("rate_kbps", RXECC_QP_A_RATE_KBPS, Wire::u64),
+        member<&Qp::target_kbps>("target_kbps", RXECC_QP_A_TARGET_KBPS, Wire::u64),
+        member<&Qp::alpha_ppm>("alpha_ppm", RXECC_QP_A_ALPHA_PPM, Wire::u32),
+        member<&Qp::t_stage>("t_stage", RXECC_QP_A_T_STAGE, Wire::u32),
+        member<&Qp::bc_stage>("bc_stage", RXECC_QP_A_BC_STAGE, Wire::u32),
+        member<&Qp::cnp_handled>("cnp_handled", RXECC_QP_A_CNP_HANDLED, Wire::u64),
+        member<&Qp::cnp_sent>("cnp_sent", RXECC_QP_A_CNP_SENT, Wire::u64),
+        member<&Qp::tx_deferred>("tx_deferred", RXECC_QP_A_TX_DEFERRED, Wire::u64),
+    };
+    return fields;
+}
+
 Qp decode_qp(const nlmsghdr* nlh) {
     auto tb = nl::parse(nlh, sizeof(genlmsghdr), RXECC_ATTR_MAX);
     Qp q;
     q.dev = decode_dev(tb);
     if (tb[RXECC_ATTR_QP] == nullptr) return q;
-    auto t = nl::parse_nested(tb[RXECC_ATTR_QP], RXECC_QP_A_MAX);
-    auto u8 = [&](size_t a) { return t.at(a) != nullptr ? nl::get_u8(t[a]) : uint8_t{0}; };
-    auto u32 = [&](size_t a) { return t.at(a) != nullptr ? nl::get_u32(t[a]) : uint32_t{0}; };
-    auto u64 = [&](size_t a) { return t.at(a) != nullptr ? nl::get_u64(t[a]) : uint64_t{0}; };
-    q.qpn = u32(RXECC_QP_A_QPN);
-    q.type = u8(RXECC_QP_A_TYPE);
-    q.state = u8(RXECC_QP_A_STATE);
-    q.dest_qpn = u32(RXECC_QP_A_DEST_QPN);
-    q.prio = u8(RXECC_QP_A_PRIO);
-    q.limited = u8(RXECC_QP_A_LIMITED) != 0;
-    q.rate_kbps = u64(RXECC_QP_A_RATE_KBPS);
-    q.target_kbps = u64(RXECC_QP_A_TARGET_KBPS);
-    q.alpha_ppm = u32(RXECC_QP_A_ALPHA_PPM);
-    q.t_stage = u32(RXECC_QP_A_T_STAGE);
-    q.bc_stage = u32(RXECC_QP_A_BC_STAGE);
-    q.cnp_handled = u64(RXECC_QP_A_CNP_HANDLED);
-    q.cnp_sent = u64(RXECC_QP_A_CNP_SENT);
-    q.tx_deferred = u64(RXECC_QP_A_TX_DEFERRED);
+    decode_fields(nl::parse_nested(tb[RXECC_ATTR_QP], RXECC_QP_A_MAX), qp_fields(), q);
     return q;
 }
 

@@ -9,6 +9,7 @@
 
 #include "cli.hpp"
 #include "errors.hpp"
+#include "fields.hpp"
 #include "netlink.hpp"
 
 namespace rxecc::tool {
@@ -23,21 +24,16 @@ struct Config {
     std::optional<DevId> dev;  // nullopt: the defaults for new devices
     uint64_t line_kbps = 0;
     std::string profile;
-    std::vector<uint32_t> dcqcn;  // in the core's table order
-    uint8_t rp_enable = 0;
-    uint8_t np_enable = 0;
-    uint8_t ecn = 0;
-    uint8_t pfc_enable = 0;
-    uint8_t roce_prio = 8;
-    uint32_t link_mbps = 0;
-    uint32_t pfc_rx_xoff = 0;
-    uint32_t pfc_rx_xon = 0;
-    uint32_t tx_qlimit = 0;
+    // One value per knob, in knobs() order (the DCQCN parameters first, in
+    // the core's table order): Knob::index.
+    std::vector<uint32_t> values = std::vector<uint32_t>(knobs().size());
     std::vector<uint8_t> dscp2prio;  // 64 entries
 };
 
 // The value of any knob in a configuration.
 [[nodiscard]] uint32_t knob_value(const Config& cfg, const Knob& knob);
+// ... by name (tests; the knob must exist).
+void set_knob(Config& cfg, std::string_view name, uint32_t value);
 
 struct Counter {
     std::string name;
@@ -66,6 +62,9 @@ struct Qp {
     uint64_t cnp_sent = 0;
     uint64_t tx_deferred = 0;
 };
+
+// The fields of a QP (RXECC_ATTR_QP's nest), in output order.
+[[nodiscard]] std::span<const Field<Qp>> qp_fields();
 
 // Requests as messages (no socket needed: tests build and inspect them).
 // With `dscp2prio` changes, `base_map` is the map they apply to.

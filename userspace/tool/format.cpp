@@ -23,12 +23,6 @@ void put_dev(nlohmann::json& j, const DevId& d) {
     j["netdev"] = d.netdev;
 }
 
-std::string alpha_text(uint32_t ppm) {
-    std::array<char, 16> buf{};
-    std::snprintf(buf.data(), buf.size(), "%.4f", ppm / 1e6);  // NOLINT(*-vararg)
-    return buf.data();
-}
-
 }  // namespace
 
 // A table: a header row, then rows; columns as wide as their widest cell,
@@ -90,20 +84,21 @@ nlohmann::json to_json(const Config& c) {
         j["defaults"] = true;
     }
     j["profile"] = c.profile;
-    j["rp_enable"] = c.rp_enable;
-    j["np_enable"] = c.np_enable;
-    j["ecn"] = format_value(*find_knob("ecn"), c.ecn);
-    j["pfc_enable"] = c.pfc_enable;
-    j["roce_prio"] = format_value(*find_knob("roce_prio"), c.roce_prio);
-    j["link_mbps"] = c.link_mbps;
-    j["pfc_rx_xoff"] = c.pfc_rx_xoff;
-    j["pfc_rx_xon"] = c.pfc_rx_xon;
-    j["tx_qlimit"] = c.tx_qlimit;
-    j["dscp2prio"] = c.dscp2prio;
     auto& params = j["dcqcn"];
     params = nlohmann::json::object();
-    for (const auto& k : knobs())
-        if (k.dcqcn_index >= 0) params[k.name] = knob_value(c, k);
+    for (const auto& k : knobs()) {
+        const uint32_t v = knob_value(c, k);
+        if (k.dcqcn_index >= 0)
+            params[k.name] = v;
+        else if (k.unit == Unit::ecn || k.unit == Unit::prio)
+            j[k.name] = format_value(k, v);
+        else
+            j[k.name] = v;
+    }
+    // link_speed's key before it was named as the knob: kept, JSON keys are
+    // never removed.
+    j["link_mbps"] = knob_value(c, *find_knob("link_speed"));
+    j["dscp2prio"] = c.dscp2prio;
     return j;
 }
 
@@ -119,20 +114,7 @@ nlohmann::json to_json(const Stats& s) {
 nlohmann::json to_json(const Qp& q) {
     nlohmann::json j;
     put_dev(j, q.dev);
-    j["qpn"] = q.qpn;
-    j["type"] = qp_type_name(q.type);
-    j["state"] = qp_state_name(q.state);
-    j["dest_qpn"] = q.dest_qpn;
-    j["prio"] = q.prio;
-    j["limited"] = q.limited;
-    j["rate_kbps"] = q.rate_kbps;
-    j["target_kbps"] = q.target_kbps;
-    j["alpha_ppm"] = q.alpha_ppm;
-    j["t_stage"] = q.t_stage;
-    j["bc_stage"] = q.bc_stage;
-    j["cnp_handled"] = q.cnp_handled;
-    j["cnp_sent"] = q.cnp_sent;
-    j["tx_deferred"] = q.tx_deferred;
+    put_json(j, qp_fields(), q);
     return j;
 }
 
@@ -182,21 +164,17 @@ std::string to_text(const std::vector<Stats>& stats) {
 
 std::string to_text(const std::vector<Qp>& qps) {
     if (qps.empty()) return {};
+    std::vector<std::string> header = {"dev"};
+    std::vector<bool> right = {false};
+    for (auto& h : text_header(qp_fields())) header.push_back(h);
+    for (bool r : text_right(qp_fields())) right.push_back(r);
     std::vector<std::vector<std::string>> rows;
     rows.reserve(qps.size());
-    for (const auto& q : qps)
-        rows.push_back({q.dev.name, std::to_string(q.qpn), qp_type_name(q.type),
-                        qp_state_name(q.state), std::to_string(q.dest_qpn), std::to_string(q.prio),
-                        q.limited ? "limited" : "line-rate", format_kbps(q.rate_kbps),
-                        format_kbps(q.target_kbps), alpha_text(q.alpha_ppm),
-                        std::to_string(q.t_stage), std::to_string(q.bc_stage),
-                        std::to_string(q.cnp_handled), std::to_string(q.cnp_sent),
-                        std::to_string(q.tx_deferred)});
-    return table({"DEV", "QPN", "TYPE", "STATE", "DQPN", "PRIO", "CC", "RATE", "TARGET", "ALPHA",
-                  "T", "BC", "CNP_RX", "CNP_TX", "DEFERRED"},
-                 {false, true, false, false, true, true, false, true, true, true, true, true, true,
-                  true, true},
-                 rows);
+    for (const auto& q : qps) {
+        rows.push_back({q.dev.name});
+        for (auto& cell : text_row(qp_fields(), q)) rows.back().push_back(cell);
+    }
+    return table(header, right, rows);
 }
 
 std::string config_diff(const Config& before, const Config& after) {

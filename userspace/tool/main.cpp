@@ -80,12 +80,8 @@ class Monitor {
                 std::cout << dump(j, false);
                 continue;
             }
-            std::cout << stamp() << " qp " << q.dev.name << "/" << q.qpn << " "
-                      << qp_type_name(q.type) << " " << qp_state_name(q.state) << " "
-                      << (q.limited ? "limited" : "line-rate") << " rate "
-                      << format_kbps(q.rate_kbps) << " target " << format_kbps(q.target_kbps)
-                      << " alpha_ppm " << q.alpha_ppm << " cnp_rx " << q.cnp_handled << " cnp_tx "
-                      << q.cnp_sent << "\n";
+            std::cout << stamp() << " qp dev " << q.dev.name << " " << text_pairs(qp_fields(), q)
+                      << "\n";
         }
         std::cout.flush();
     }

@@ -1,5 +1,7 @@
 #include "params.hpp"
 
+#include <rdma/rxecc_netlink.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -30,17 +32,24 @@ std::vector<Knob> make_knobs() {
     std::vector<Knob> all;
     for (unsigned int i = 0; i < rxecc_dcqcn_num_params; ++i) {
         const auto& d = rxecc_dcqcn_param_descs[i];  // NOLINT(*-pro-bounds-*)
-        all.push_back({d.name, unit_of(d.unit), d.unit, d.min, d.max, static_cast<int>(i)});
+        all.push_back({d.name, unit_of(d.unit), d.unit, d.min, d.max, static_cast<int>(i),
+                       static_cast<uint16_t>(i + 1)});
     }
-    all.push_back({"rp_enable", Unit::prio_mask, "prio mask", 0, 0xff, -1});
-    all.push_back({"np_enable", Unit::prio_mask, "prio mask", 0, 0xff, -1});
-    all.push_back({"ecn", Unit::ecn, "av|ect1|ect0", 0, 2, -1});
-    all.push_back({"pfc_enable", Unit::prio_mask, "prio mask", 0, 0xff, -1});
-    all.push_back({"roce_prio", Unit::prio, "prio|dscp", 0, 8, -1});
-    all.push_back({"link_speed", Unit::speed, "Mbps|auto", 0, 1000000, -1});
-    all.push_back({"pfc_rx_xoff", Unit::micros, "us", 0, 1000000, -1});
-    all.push_back({"pfc_rx_xon", Unit::micros, "us", 0, 1000000, -1});
-    all.push_back({"tx_qlimit", Unit::bytes, "bytes", 0, 1U << 30U, -1});
+    // The switches: ranges of the kernel's policy (rxecc_nl.c).
+    all.push_back(
+        {"rp_enable", Unit::prio_mask, "prio mask", 0, 0xff, -1, RXECC_ATTR_RP_ENABLE, Wire::u8});
+    all.push_back(
+        {"np_enable", Unit::prio_mask, "prio mask", 0, 0xff, -1, RXECC_ATTR_NP_ENABLE, Wire::u8});
+    all.push_back({"ecn", Unit::ecn, "av|ect1|ect0", 0, 2, -1, RXECC_ATTR_ECN, Wire::u8});
+    all.push_back(
+        {"pfc_enable", Unit::prio_mask, "prio mask", 0, 0xff, -1, RXECC_ATTR_PFC_ENABLE, Wire::u8});
+    all.push_back({"roce_prio", Unit::prio, "prio|dscp", 0, RXECC_ROCE_PRIO_DSCP, -1,
+                   RXECC_ATTR_ROCE_PRIO, Wire::u8});
+    all.push_back({"link_speed", Unit::speed, "Mbps|auto", 0, 1000000, -1, RXECC_ATTR_LINK_MBPS});
+    all.push_back({"pfc_rx_xoff", Unit::micros, "us", 0, 1000000, -1, RXECC_ATTR_PFC_RX_XOFF});
+    all.push_back({"pfc_rx_xon", Unit::micros, "us", 0, 1000000, -1, RXECC_ATTR_PFC_RX_XON});
+    all.push_back({"tx_qlimit", Unit::bytes, "bytes", 0, 1U << 30U, -1, RXECC_ATTR_TX_QLIMIT});
+    for (size_t i = 0; i < all.size(); ++i) all[i].index = i;
     return all;
 }
 
@@ -105,6 +114,11 @@ std::optional<uint32_t> scale(const Number& n, uint64_t factor, uint64_t divisor
 }
 
 using Suffixes = std::vector<std::pair<std::string_view, uint64_t>>;
+
+// Rates in kbit/s; `bare` is what a number without a unit counts.
+Suffixes rate_suffixes(uint64_t bare) {
+    return {{"", bare}, {"kbit", 1}, {"mbit", 1000}, {"gbit", 1000000}, {"tbit", 1000000000}};
+}
 
 // B, KB, KiB, MB, MiB, GB, GiB; with @bare, a number without a suffix too.
 Suffixes byte_suffixes(bool bare) {
@@ -174,11 +188,13 @@ std::pair<const Knob*, uint32_t> parse_setting(const Knob& knob, std::string_vie
     const Knob& base = base_knob(knob);
     if (knob.unit != Unit::mbps || &base == &knob) return {&knob, parse_value(knob, text)};
     // In kbit/s, a bare number in Mbit/s.
-    const uint32_t kbps = parse_scaled(
-        knob, text,
-        {{"", 1000}, {"mbit", 1000}, {"kbit", 1}, {"gbit", 1000000}, {"tbit", 1000000000}}, 1,
-        "a rate (Mbit/s by default; kbit, mbit, gbit, tbit)");
-    if (kbps % 1000 == 0) return {&knob, kbps / 1000};
+    const uint32_t kbps = parse_scaled(knob, text, rate_suffixes(1000), 1,
+                                       "a rate (Mbit/s by default; kbit, mbit, gbit, tbit)");
+    if (kbps % 1000 == 0) {
+        check_range(knob, text, kbps / 1000);
+        return {&knob, kbps / 1000};
+    }
+    check_range(base, text, kbps);
     return {&base, kbps};
 }
 
@@ -188,7 +204,20 @@ std::vector<std::string> profile_names() {
     return names;
 }
 
-uint32_t parse_value(const Knob& knob, std::string_view text) {
+void check_range(const Knob& knob, std::string_view text, uint64_t value) {
+    if (value >= knob.min && value <= knob.max) return;
+    // As the kernel says it ("rp_gd: out of range 0..15 log2"), with the value.
+    auto bound = [&](uint32_t v) {
+        return knob.unit == Unit::speed ? std::to_string(v) : format_value(knob, v);
+    };
+    throw Error(Exit::bad_value, knob.name + ": out of range " + bound(knob.min) + ".." +
+                                     bound(knob.max) + " " + knob.unit_name + " ('" +
+                                     std::string(text) + "')");
+}
+
+namespace {
+
+uint32_t parse_unchecked(const Knob& knob, std::string_view text) {
     const std::string t = lower(text);
     switch (knob.unit) {
         case Unit::boolean:
@@ -201,15 +230,11 @@ uint32_t parse_value(const Knob& knob, std::string_view text) {
                 {{"", 1000}, {"us", 1000}, {"ns", 1}, {"ms", 1000000}, {"s", 1000000000}}, 1000,
                 "a time (us by default; ns, us, ms, s)");
         case Unit::mbps:
-            return parse_scaled(
-                knob, text,
-                {{"", 1000}, {"mbit", 1000}, {"kbit", 1}, {"gbit", 1000000}, {"tbit", 1000000000}},
-                1000, "a rate (Mbit/s by default; kbit, mbit, gbit, tbit)");
+            return parse_scaled(knob, text, rate_suffixes(1000), 1000,
+                                "a rate (Mbit/s by default; kbit, mbit, gbit, tbit)");
         case Unit::kbps:
-            return parse_scaled(
-                knob, text,
-                {{"", 1}, {"kbit", 1}, {"mbit", 1000}, {"gbit", 1000000}, {"tbit", 1000000000}}, 1,
-                "a rate (kbit/s by default; kbit, mbit, gbit, tbit)");
+            return parse_scaled(knob, text, rate_suffixes(1), 1,
+                                "a rate (kbit/s by default; kbit, mbit, gbit, tbit)");
         case Unit::units64: {
             auto n = split_number(text);
             if (n && n->suffix.empty()) return parse_scaled(knob, text, {{"", 1}}, 1, "");
@@ -230,17 +255,27 @@ uint32_t parse_value(const Knob& knob, std::string_view text) {
             return parse_prio(knob, text, t);
         case Unit::speed:
             if (t == "auto") return 0;
-            return parse_scaled(
-                knob, text,
-                {{"", 1000}, {"mbit", 1000}, {"kbit", 1}, {"gbit", 1000000}, {"tbit", 1000000000}},
-                1000, "a speed (Mbit/s by default; kbit, mbit, gbit, tbit; auto)");
+            return parse_scaled(knob, text, rate_suffixes(1000), 1000,
+                                "a speed (Mbit/s by default; kbit, mbit, gbit, tbit; auto)");
         case Unit::ecn:
             if (t == "av" || t == "off" || t == "0") return 0;
             if (t == "ect1" || t == "1") return 1;
             if (t == "ect0" || t == "2") return 2;
             bad(knob, text, "an ECN mode (av, ect1, ect0)");
+        case Unit::trust:
+            if (t == "dscp") return 0;
+            if (t == "pcp") return 1;
+            bad(knob, text, "dscp or pcp");
     }
     bad(knob, text, "a value");
+}
+
+}  // namespace
+
+uint32_t parse_value(const Knob& knob, std::string_view text) {
+    const uint32_t v = parse_unchecked(knob, text);
+    check_range(knob, text, v);
+    return v;
 }
 
 std::string format_value(const Knob& knob, uint32_t value) {
@@ -258,6 +293,8 @@ std::string format_value(const Knob& knob, uint32_t value) {
             return value == 8 ? "dscp" : std::to_string(value);
         case Unit::speed:
             return value == 0 ? "auto" : std::to_string(value);
+        case Unit::trust:
+            return value == 0 ? "dscp" : value == 1 ? "pcp" : std::to_string(value);
         default:
             break;
     }

@@ -27,15 +27,22 @@ enum class Unit {
     ecn,        // av (0), ect1 (1), ect0 (2)
     prio,       // a priority 0..7, or dscp (8): from the DSCP map
     speed,      // Mbit/s like mbps, or auto (0): the netdev's speed
+    trust,      // dscp (0), pcp (1): enum tc_pfc_trust
 };
+
+// How a value travels in a netlink attribute.
+enum class Wire : uint8_t { none, u8, u16, u32, u64 };
 
 struct Knob {
     std::string name;
     Unit unit;
     std::string unit_name;  // as documented ("us", "Mbps", "64B", ...)
-    uint32_t min;
+    uint32_t min;           // the range, in the unit; the kernel's (its policy, its table)
     uint32_t max;
-    int dcqcn_index;  // index in the core's table, -1 for the switches
+    int dcqcn_index;        // index in the core's table, -1 for the switches
+    uint16_t attr = 0;      // RXECC_ATTR_* of a switch (a DCQCN parameter: dcqcn_index + 1)
+    Wire wire = Wire::u32;  // its width on the wire
+    size_t index = 0;       // position in knobs(): a Config's values[index]
 };
 
 // Every knob, DCQCN parameters first in table order, then rp_enable,
@@ -57,9 +64,13 @@ struct Knob {
                                                              std::string_view text);
 
 // Parse `text` for `knob` into the knob's own unit. Throws Error(bad_value)
-// with a message naming the knob for text that is no value of that kind or
-// does not fit 32 bits; the range is left to the kernel, which owns it.
+// with a one-line message naming the knob for text that is no value of that
+// kind, does not fit 32 bits or is outside the knob's range (min..max).
 [[nodiscard]] uint32_t parse_value(const Knob& knob, std::string_view text);
+
+// Throws Error(bad_value) "NAME: out of range MIN..MAX UNIT ('TEXT')" unless
+// min <= value <= max (value in the knob's unit, `text` as the user wrote it).
+void check_range(const Knob& knob, std::string_view text, uint64_t value);
 
 // A value in its unit for people ("300 us", "0xff", "ect0", "50 %").
 [[nodiscard]] std::string format_value(const Knob& knob, uint32_t value);

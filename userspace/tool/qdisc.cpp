@@ -39,43 +39,89 @@ nl::Message qdisc_message(uint16_t type, uint16_t flags, uint32_t ifindex) {
     return {type, flags, &tcm, sizeof(tcm)};
 }
 
-std::string option_name(uint16_t type) {
-    switch (type) {
-        case TCA_PFC_RATE:
-            return "rate";
-        case TCA_PFC_ENABLE:
-            return "pfc";
-        case TCA_PFC_TRUST:
-            return "trust";
-        case TCA_PFC_LINK_MBPS:
-            return "link";
-        case TCA_PFC_DELAY:
-            return "delay";
-        case TCA_PFC_QUANTA:
-            return "quanta";
-        case TCA_PFC_PRIO:
-            return "prio";
-        default:
-            return {};
-    }
-}
-
-std::string prio_option_name(uint16_t type) {
-    static const std::array<const char*, TCA_PFC_PRIO_MAX + 1> names = {
-        "", "prio", "limit", "xoff", "xon", "headroom", "kmin", "kmax", "pmax"};
-    return type <= TCA_PFC_PRIO_MAX ? names.at(type) : std::string();
-}
-
-uint64_t us(uint64_t ns) { return ns / 1000; }
-
-// "8001:", as tc writes a qdisc handle.
-std::string handle_text(uint32_t handle) {
-    std::array<char, 16> buf{};
-    std::snprintf(buf.data(), buf.size(), "%x:", handle >> 16);  // NOLINT(*-vararg)
-    return buf.data();
+template <typename T>
+std::string option_of(std::span<const Field<T>> fields, uint16_t attr) {
+    for (const auto& f : fields)
+        if (f.attr == attr && !f.option.empty()) return std::string(f.option);
+    return {};
 }
 
 }  // namespace
+
+std::span<const Field<QdiscInfo>> qdisc_port_fields() {
+    // Ranges of the kernel's policy (sch_pfc.c); rate has none but 64 bits.
+    static const std::array<Field<QdiscInfo>, 7> fields = {
+        member<&QdiscInfo::handle>("handle", 0, Wire::none, Show::handle),
+        member<&QdiscInfo::rate_bps>("rate_bps", TCA_PFC_RATE, Wire::u64)
+            .settable("rate", Unit::speed, "Mbit/s", 0, UINT32_MAX, 1000000),
+        member<&QdiscInfo::enable>("pfc_enable", TCA_PFC_ENABLE, Wire::u8, Show::mask)
+            .settable("pfc", Unit::prio_mask, "prio mask", 0, 0xff),
+        member<&QdiscInfo::trust>("trust", TCA_PFC_TRUST, Wire::u8, Show::trust)
+            .settable("trust", Unit::trust, "dscp|pcp", 0, TC_PFC_TRUST_PCP),
+        member<&QdiscInfo::link_mbps>("link_mbps", TCA_PFC_LINK_MBPS, Wire::u32)
+            .settable("link", Unit::mbps, "Mbit/s", 1, 1000000),
+        member<&QdiscInfo::delay_ns>("delay_ns", TCA_PFC_DELAY, Wire::u32)
+            .settable("delay", Unit::micros, "us", 0, 1000000, 1000),
+        member<&QdiscInfo::quanta>("quanta", TCA_PFC_QUANTA, Wire::u16)
+            .settable("quanta", Unit::plain, "quanta", 1, 65535),
+    };
+    return fields;
+}
+
+std::span<const Field<QdiscInfo>> qdisc_port_stat_fields() {
+    static const std::array<Field<QdiscInfo>, 5> fields = {
+        member<&QdiscInfo::drops>("drops", 0, Wire::none),
+        member<&QdiscInfo::pfc_tx_errors>("pfc_tx_errors", 0, Wire::none),
+        member<&QdiscInfo::pfc_rx_ignored>("pfc_rx_ignored", 0, Wire::none),
+        member<&QdiscInfo::pfc_rx_malformed>("pfc_rx_malformed", 0, Wire::none),
+        member<&QdiscInfo::pfc_rx_rejected>("pfc_rx_rejected", 0, Wire::none),
+    };
+    return fields;
+}
+
+std::span<const Field<QdiscInfo::Prio>> qdisc_prio_fields() {
+    using P = QdiscInfo::Prio;
+    constexpr uint32_t big = UINT32_MAX;
+    static const std::array<Field<P>, 9> fields = {
+        member<&P::id>("prio", 0, Wire::none),
+        member<&P::pfc>("pfc", 0, Wire::none, Show::onoff),
+        member<&P::limit>("limit", TCA_PFC_PRIO_LIMIT, Wire::u32)
+            .settable("limit", Unit::bytes, "bytes", 1, big),
+        member<&P::xoff>("xoff", TCA_PFC_PRIO_XOFF, Wire::u32)
+            .settable("xoff", Unit::bytes, "bytes", 1, big),
+        member<&P::xon>("xon", TCA_PFC_PRIO_XON, Wire::u32)
+            .settable("xon", Unit::bytes, "bytes", 0, big),
+        member<&P::headroom>("headroom", TCA_PFC_PRIO_HEADROOM, Wire::u32)
+            .settable("headroom", Unit::bytes, "bytes", 0, big),
+        member<&P::kmin>("kmin", TCA_PFC_PRIO_KMIN, Wire::u32)
+            .settable("kmin", Unit::bytes, "bytes", 0, big),
+        member<&P::kmax>("kmax", TCA_PFC_PRIO_KMAX, Wire::u32)
+            .settable("kmax", Unit::bytes, "bytes", 0, big),
+        member<&P::pmax>("pmax", TCA_PFC_PRIO_PMAX, Wire::u32)
+            .settable("pmax", Unit::percent, "%", 0, 100),
+    };
+    return fields;
+}
+
+std::span<const Field<tc_pfc_prio_stats>> qdisc_prio_stat_fields() {
+    using S = tc_pfc_prio_stats;
+    static const std::array<Field<S>, 13> fields = {
+        member<&S::tx_bytes>("tx_bytes", 0, Wire::none),
+        member<&S::tx_packets>("tx_packets", 0, Wire::none),
+        member<&S::backlog>("backlog", 0, Wire::none),
+        member<&S::qlen>("qlen", 0, Wire::none),
+        member<&S::drops>("drops", 0, Wire::none),
+        member<&S::ecn_marked>("ecn_marked", 0, Wire::none),
+        member<&S::pause_tx>("pause_tx", 0, Wire::none),
+        member<&S::xon_tx>("xon_tx", 0, Wire::none),
+        member<&S::pause_tx_duration>("pause_tx_duration_us", 0, Wire::none, Show::ns_as_us),
+        member<&S::pause_rx>("pause_rx", 0, Wire::none),
+        member<&S::pause_rx_duration>("pause_rx_duration_us", 0, Wire::none, Show::ns_as_us),
+        member<&S::pause_rx_transition>("pause_rx_transition", 0, Wire::none),
+        member<&S::xoff_ports>("xoff_ports", 0, Wire::none),
+    };
+    return fields;
+}
 
 nl::Message qdisc_set_request(const QdiscSpec& spec, uint32_t ifindex) {
     uint16_t flags = 0;
@@ -84,31 +130,18 @@ nl::Message qdisc_set_request(const QdiscSpec& spec, uint32_t ifindex) {
     auto msg = qdisc_message(RTM_NEWQDISC, flags, ifindex);
     msg.put_str(TCA_KIND, kKind);
     nlattr* opts = msg.nest_start(TCA_OPTIONS);
-    if (spec.rate_bps) msg.put_u64(TCA_PFC_RATE, *spec.rate_bps);
-    if (spec.enable) msg.put_u8(TCA_PFC_ENABLE, *spec.enable);
-    if (spec.trust) msg.put_u8(TCA_PFC_TRUST, *spec.trust);
-    if (spec.link_mbps) msg.put_u32(TCA_PFC_LINK_MBPS, *spec.link_mbps);
-    if (spec.delay_ns) msg.put_u32(TCA_PFC_DELAY, *spec.delay_ns);
-    if (spec.quanta) msg.put_u16(TCA_PFC_QUANTA, *spec.quanta);
+    for (const auto& f : qdisc_port_fields())
+        if (f.attr != 0 && spec.opt.at(f.attr)) put_wire(msg, f.attr, f.wire, *spec.opt[f.attr]);
     for (size_t p = 0; p < spec.prio.size(); ++p) {
         const QdiscPrio& q = spec.prio.at(p);
-        const std::array<std::pair<uint16_t, const std::optional<uint32_t>*>, 7> fields = {{
-            {TCA_PFC_PRIO_LIMIT, &q.limit},
-            {TCA_PFC_PRIO_XOFF, &q.xoff},
-            {TCA_PFC_PRIO_XON, &q.xon},
-            {TCA_PFC_PRIO_HEADROOM, &q.headroom},
-            {TCA_PFC_PRIO_KMIN, &q.kmin},
-            {TCA_PFC_PRIO_KMAX, &q.kmax},
-            {TCA_PFC_PRIO_PMAX, &q.pmax},
-        }};
         nlattr* nest = nullptr;
-        for (const auto& [type, value] : fields) {
-            if (!*value) continue;
+        for (const auto& f : qdisc_prio_fields()) {
+            if (f.attr == 0 || !q.opt.at(f.attr)) continue;
             if (nest == nullptr) {
                 nest = msg.nest_start(TCA_PFC_PRIO);
                 msg.put_u8(TCA_PFC_PRIO_ID, static_cast<uint8_t>(p));
             }
-            msg.put_u32(type, **value);
+            put_wire(msg, f.attr, f.wire, *q.opt[f.attr]);
         }
         if (nest != nullptr) msg.nest_end(nest);
     }
@@ -125,28 +158,18 @@ nl::Message qdisc_del_request(uint32_t ifindex) {
 namespace {
 
 void decode_options(const nlattr* opts, QdiscInfo& q) {
-    auto o = nl::parse_nested(opts, TCA_PFC_MAX);
-    if (o[TCA_PFC_RATE] != nullptr) q.rate_bps = nl::get_u64(o[TCA_PFC_RATE]);
-    if (o[TCA_PFC_ENABLE] != nullptr) q.enable = nl::get_u8(o[TCA_PFC_ENABLE]);
-    if (o[TCA_PFC_TRUST] != nullptr) q.trust = nl::get_u8(o[TCA_PFC_TRUST]);
-    if (o[TCA_PFC_LINK_MBPS] != nullptr) q.link_mbps = nl::get_u32(o[TCA_PFC_LINK_MBPS]);
-    if (o[TCA_PFC_DELAY] != nullptr) q.delay_ns = nl::get_u32(o[TCA_PFC_DELAY]);
-    if (o[TCA_PFC_QUANTA] != nullptr) q.quanta = nl::get_u16(o[TCA_PFC_QUANTA]);
+    decode_fields(nl::parse_nested(opts, TCA_PFC_MAX), qdisc_port_fields(), q);
     for (const nlattr* a : nl::children(opts)) {
         if (mnl_attr_get_type(a) != TCA_PFC_PRIO) continue;
         auto p = nl::parse_nested(a, TCA_PFC_PRIO_MAX);
         if (p[TCA_PFC_PRIO_ID] == nullptr) continue;
         const uint8_t id = nl::get_u8(p[TCA_PFC_PRIO_ID]);
         if (id >= TC_PFC_NUM_PRIO) continue;
-        auto& d = q.prio.at(id);
-        auto u32 = [&](uint16_t t) { return p[t] != nullptr ? nl::get_u32(p[t]) : 0U; };
-        d.limit = u32(TCA_PFC_PRIO_LIMIT);
-        d.xoff = u32(TCA_PFC_PRIO_XOFF);
-        d.xon = u32(TCA_PFC_PRIO_XON);
-        d.headroom = u32(TCA_PFC_PRIO_HEADROOM);
-        d.kmin = u32(TCA_PFC_PRIO_KMIN);
-        d.kmax = u32(TCA_PFC_PRIO_KMAX);
-        d.pmax = u32(TCA_PFC_PRIO_PMAX);
+        decode_fields(p, qdisc_prio_fields(), q.prio.at(id));
+    }
+    for (size_t p = 0; p < q.prio.size(); ++p) {
+        q.prio.at(p).id = static_cast<uint8_t>(p);
+        q.prio.at(p).pfc = (q.enable >> p & 1U) != 0;
     }
 }
 
@@ -198,9 +221,10 @@ Error explain_qdisc(const nl::KernelError& err, const nl::Message& req, const st
     if (err.offset) {
         auto path = nl::attr_path_at(req, *err.offset);
         if (path.size() >= 2 && (path[0] & NLA_TYPE_MASK) == TCA_OPTIONS) {
-            name = option_name(path[1] & NLA_TYPE_MASK);
-            if ((path[1] & NLA_TYPE_MASK) == TCA_PFC_PRIO && path.size() >= 3)
-                name = prio_option_name(path[2] & NLA_TYPE_MASK);
+            const auto type = static_cast<uint16_t>(path[1] & NLA_TYPE_MASK);
+            name = type == TCA_PFC_PRIO ? "prio" : option_of(qdisc_port_fields(), type);
+            if (type == TCA_PFC_PRIO && path.size() >= 3)
+                name = option_of(qdisc_prio_fields(), path[2] & NLA_TYPE_MASK);
         }
     }
     std::string why = err.msg.empty() ? std::strerror(err.err) : err.msg;  // NOLINT(*-mt-unsafe)
@@ -229,85 +253,53 @@ Error explain_qdisc(const nl::KernelError& err, const nl::Message& req, const st
 nlohmann::json to_json(const QdiscInfo& q) {
     nlohmann::json j;
     j["netdev"] = q.netdev;
-    j["handle"] = handle_text(q.handle);
-    j["rate_bps"] = q.rate_bps;
-    j["pfc_enable"] = q.enable;
-    j["trust"] = q.trust == TC_PFC_TRUST_PCP ? "pcp" : "dscp";
-    j["link_mbps"] = q.link_mbps;
-    j["delay_ns"] = q.delay_ns;
-    j["quanta"] = q.quanta;
-    j["drops"] = q.drops;
-    j["pfc_tx_errors"] = q.pfc_tx_errors;
-    j["pfc_rx_ignored"] = q.pfc_rx_ignored;
-    j["pfc_rx_malformed"] = q.pfc_rx_malformed;
-    j["pfc_rx_rejected"] = q.pfc_rx_rejected;
+    put_json(j, qdisc_port_fields(), q);
+    put_json(j, qdisc_port_stat_fields(), q);
     auto& prios = j["prio"];
     prios = nlohmann::json::array();
-    for (size_t p = 0; p < q.prio.size(); ++p) {
-        const auto& d = q.prio.at(p);
-        const auto& s = d.stats;
-        prios.push_back({{"prio", p},
-                         {"pfc", (q.enable >> p & 1U) != 0},
-                         {"limit", d.limit},
-                         {"xoff", d.xoff},
-                         {"xon", d.xon},
-                         {"headroom", d.headroom},
-                         {"kmin", d.kmin},
-                         {"kmax", d.kmax},
-                         {"pmax", d.pmax},
-                         {"tx_bytes", s.tx_bytes},
-                         {"tx_packets", s.tx_packets},
-                         {"backlog", s.backlog},
-                         {"qlen", s.qlen},
-                         {"drops", s.drops},
-                         {"ecn_marked", s.ecn_marked},
-                         {"pause_tx", s.pause_tx},
-                         {"xon_tx", s.xon_tx},
-                         {"pause_tx_duration_us", us(s.pause_tx_duration)},
-                         {"pause_rx", s.pause_rx},
-                         {"pause_rx_duration_us", us(s.pause_rx_duration)},
-                         {"pause_rx_transition", s.pause_rx_transition},
-                         {"xoff_ports", s.xoff_ports}});
+    for (const auto& d : q.prio) {
+        nlohmann::json one;
+        put_json(one, qdisc_prio_fields(), d);
+        put_json(one, qdisc_prio_stat_fields(), d.stats);
+        prios.push_back(one);
     }
     return j;
 }
+
+namespace {
+
+// A table of every priority: `fields` of the priority, then `more` of its
+// statistics; rows indented by two.
+template <typename S>
+std::string prio_table(const QdiscInfo& q, std::span<const Field<QdiscInfo::Prio>> fields,
+                       std::span<const Field<S>> more, S QdiscInfo::Prio::*sub) {
+    auto header = text_header(fields);
+    auto right = text_right(fields);
+    for (auto& h : text_header(more)) header.push_back(h);
+    for (bool r : text_right(more)) right.push_back(r);
+    header.front() = "  " + header.front();
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& d : q.prio) {
+        auto row = text_row(fields, d);
+        for (auto& cell : text_row(more, d.*sub)) row.push_back(cell);
+        row.front() = "  " + row.front();
+        rows.push_back(row);
+    }
+    return table(header, right, rows);
+}
+
+}  // namespace
 
 std::string to_text(const std::vector<QdiscInfo>& qdiscs) {
     std::string out;
     for (const auto& q : qdiscs) {
         if (!out.empty()) out += "\n";
-        out += "qdisc pfc " + handle_text(q.handle) + " dev " + q.netdev + " rate " +
-               (q.rate_bps != 0 ? format_kbps(q.rate_bps / 1000) : std::string("none")) + " pfc " +
-               format_value(*find_knob("pfc_enable"), q.enable) + " trust " +
-               (q.trust == TC_PFC_TRUST_PCP ? "pcp" : "dscp") + " link " +
-               format_kbps(uint64_t{q.link_mbps} * 1000) + " delay " +
-               std::to_string(q.delay_ns / 1000) + "us quanta " + std::to_string(q.quanta) + "\n";
-        out += "  drops " + std::to_string(q.drops) + " pfc_tx_errors " +
-               std::to_string(q.pfc_tx_errors) + " pfc_rx_ignored " +
-               std::to_string(q.pfc_rx_ignored) + " pfc_rx_malformed " +
-               std::to_string(q.pfc_rx_malformed) + " pfc_rx_rejected " +
-               std::to_string(q.pfc_rx_rejected) + "\n";
-        std::vector<std::vector<std::string>> rows;
-        for (size_t p = 0; p < q.prio.size(); ++p) {
-            const auto& d = q.prio.at(p);
-            const auto& s = d.stats;
-            rows.push_back({"  " + std::to_string(p), (q.enable >> p & 1U) != 0 ? "on" : "off",
-                            std::to_string(d.limit), std::to_string(d.xoff), std::to_string(d.xon),
-                            std::to_string(d.headroom),
-                            std::to_string(d.kmin) + "-" + std::to_string(d.kmax) + "/" +
-                                std::to_string(d.pmax) + "%",
-                            std::to_string(s.tx_packets), std::to_string(s.backlog),
-                            std::to_string(s.drops), std::to_string(s.ecn_marked),
-                            std::to_string(s.pause_tx), std::to_string(s.xon_tx),
-                            std::to_string(us(s.pause_tx_duration)), std::to_string(s.pause_rx),
-                            std::to_string(us(s.pause_rx_duration))});
-        }
-        out +=
-            table({"  PRIO", "PFC", "LIMIT", "XOFF", "XON", "HEADROOM", "ECN", "TX_PKTS", "BACKLOG",
-                   "DROPS", "MARKED", "XOFF_TX", "XON_TX", "XOFF_TX_US", "PFC_RX", "PAUSED_US"},
-                  {false, false, true, true, true, true, true, true, true, true, true, true, true,
-                   true, true, true},
-                  rows);
+        out += "qdisc pfc netdev " + q.netdev + " " + text_pairs(qdisc_port_fields(), q) + "\n";
+        out += "  " + text_pairs(qdisc_port_stat_fields(), q) + "\n";
+        // The options of every priority, then its counters.
+        const auto prio_only = qdisc_prio_fields().first(1);
+        out += prio_table<tc_pfc_prio_stats>(q, qdisc_prio_fields(), {}, &QdiscInfo::Prio::stats);
+        out += prio_table(q, prio_only, qdisc_prio_stat_fields(), &QdiscInfo::Prio::stats);
     }
     return out;
 }

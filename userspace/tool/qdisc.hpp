@@ -13,6 +13,7 @@
 
 #include "cli.hpp"
 #include "errors.hpp"
+#include "fields.hpp"
 #include "netlink.hpp"
 
 namespace rxecc::tool {
@@ -29,6 +30,8 @@ struct QdiscInfo {
     uint32_t delay_ns = 0;
     uint16_t quanta = 0;
     struct Prio {
+        uint8_t id = 0;    // the priority
+        bool pfc = false;  // its bit of `enable`
         uint32_t limit = 0, xoff = 0, xon = 0, headroom = 0, kmin = 0, kmax = 0, pmax = 0;
         tc_pfc_prio_stats stats{};
     };
@@ -39,6 +42,14 @@ struct QdiscInfo {
     uint64_t pfc_rx_rejected = 0;
     uint64_t drops = 0;  // the qdisc's own count (TCA_STATS_QUEUE)
 };
+
+// The tables of a pfc qdisc, in output order: the port's options (and its
+// handle), the port's counters, each priority's options and its counters.
+// Options carry their command-line keyword, unit and range.
+[[nodiscard]] std::span<const Field<QdiscInfo>> qdisc_port_fields();
+[[nodiscard]] std::span<const Field<QdiscInfo>> qdisc_port_stat_fields();
+[[nodiscard]] std::span<const Field<QdiscInfo::Prio>> qdisc_prio_fields();
+[[nodiscard]] std::span<const Field<tc_pfc_prio_stats>> qdisc_prio_stat_fields();
 
 // Requests as messages (tests build and inspect them without a socket).
 [[nodiscard]] nl::Message qdisc_set_request(const QdiscSpec& spec, uint32_t ifindex);
