@@ -17,6 +17,7 @@
 
 #include "connection.hpp"
 #include "pattern.hpp"
+#include "protocol.hpp"
 
 namespace rxecc::verbs {
 
@@ -28,19 +29,6 @@ volatile std::sig_atomic_t g_stop = 0;
 }  // namespace
 
 extern "C" void on_stop_signal(int /*sig*/) { g_stop = 1; }
-
-Hello hello_for(const Options& o) {
-    return {kMagic,
-            kVersion,
-            static_cast<uint8_t>(o.test),
-            o.only ? static_cast<uint8_t>(*o.only) : kAllOps,
-            0,
-            o.depth,
-            o.max_size,
-            o.test == Test::ping ? o.size : 0,
-            0,
-            o.seed};
-}
 
 namespace {
 

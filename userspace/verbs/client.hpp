@@ -5,16 +5,12 @@
 #pragma once
 
 #include "options.hpp"
-#include "protocol.hpp"
 
 namespace rxecc::verbs {
 
 // SIGINT or SIGTERM: the client stops sending, waits for what is in flight,
 // and reports as if its --count or --duration had ended.
 extern "C" void on_stop_signal(int sig);
-
-// The connect request for the test `o` asks for.
-Hello hello_for(const Options& o);
 
 // Connect to o.addr and o.port and run the test; the exit code (0: every
 // message checked clean, 1: not). Throws on any other failure.

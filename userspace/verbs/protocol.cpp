@@ -33,6 +33,19 @@ void need(std::span<const std::byte> in, size_t size, const char* what) {
 
 }  // namespace
 
+Hello hello_for(const Options& o) {
+    return {kMagic,
+            kVersion,
+            static_cast<uint8_t>(o.test),
+            o.only ? static_cast<uint8_t>(*o.only) : kAllOps,
+            0,
+            o.depth,
+            o.max_size,
+            o.test == Test::ping ? o.size : 0,
+            0,
+            o.seed};
+}
+
 std::array<std::byte, kHelloSize> encode(const Hello& h) {
     std::array<std::byte, kHelloSize> out{};
     put(out, offsetof(Hello, magic), h.magic);

@@ -19,6 +19,8 @@
 #include <span>
 #include <stdexcept>
 
+#include "options.hpp"
+
 namespace rxecc::verbs {
 
 // A failure of the test: a verbs or rdma_cm call, a peer, a timeout.
@@ -93,6 +95,9 @@ static_assert(offsetof(Ctl, lost) == 40);
 static_assert(offsetof(Ctl, dup) == 48);
 static_assert(offsetof(Ctl, bad) == 56);
 static_assert(sizeof(Ctl) == kCtlSize);
+
+// The connect request for the test `o` asks for.
+Hello hello_for(const Options& o);
 
 std::array<std::byte, kHelloSize> encode(const Hello& h);
 std::array<std::byte, kWelcomeSize> encode(const Welcome& w);
