@@ -1,13 +1,16 @@
 // rxecc-verbs' wire format, message numbers, the server's buffer layout and
 // its account of lost and duplicated messages (no RDMA device needed).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <bit>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <limits>
 #include <vector>
 
+#include "connection.hpp"
 #include "options.hpp"
 #include "pattern.hpp"
 #include "protocol.hpp"
@@ -341,6 +344,28 @@ TEST(VerbsArrivals, NothingArrived) {
     a.finish(25);
     EXPECT_EQ(a.lost(), 25U);
     EXPECT_EQ(a.expected(), 0U);  // FIN is no message
+}
+
+// The wait for a connection event (the server's for its client, too) ends
+// after its timeout; nothing is read from a channel that has no event.
+TEST(VerbsConnection, EventWaitEndsAtItsTimeout) {
+    std::array<int, 2> fds{};
+    ASSERT_EQ(::pipe(fds.data()), 0);
+    rdma_event_channel idle{fds[0]};
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+        const Event ev(&idle, 0.2);
+        ADD_FAILURE() << "an event from an idle channel";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("no connection event within 0.2"), std::string::npos)
+            << e.what();
+    }
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_GE(waited, 0.19);
+    EXPECT_LT(waited, 5);
+    ::close(fds[0]);
+    ::close(fds[1]);
 }
 
 }  // namespace

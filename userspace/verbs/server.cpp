@@ -221,10 +221,11 @@ int run_server(const Options& o) {
     }
     std::cerr << "rxecc-verbs: listening on port " << o.port << "\n";
 
+    // A client must come within --timeout, like every later event.
     IdPtr id;
     Hello h{};
     {
-        Event ev(ch.get(), 3600);
+        Event ev(ch.get(), o.timeout);
         ev.expect(RDMA_CM_EVENT_CONNECT_REQUEST);
         id.reset(ev.get().id);
         h = check_hello(decode_hello(private_data(ev.get(), kHelloSize)));

@@ -64,7 +64,8 @@ class Arrivals {
 };
 
 // Listen on o.addr and o.port, serve one client; the exit code (0: all
-// clean, 1: not). Throws on any other failure.
+// clean, 1: not). Throws on any other failure, among them no client within
+// o.timeout.
 int run_server(const Options& o);
 
 }  // namespace rxecc::verbs
