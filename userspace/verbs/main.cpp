@@ -9,6 +9,11 @@
 // it saw with a SEND carrying the message's number (and, for ping, the
 // data), and the client keeps no more than --depth messages unacknowledged,
 // so a WRITE target slot is never rewritten before the server checked it.
+//
+// protocol.hpp has what the ends say to each other, connection.hpp the
+// rdma_cm and verbs resources, server.hpp and client.hpp the two ends. The
+// exit codes (0 clean, 1 a fault found, 2 a bad command line, 3 any other
+// failure) are in the usage text (options.cpp).
 #include <csignal>
 #include <exception>
 #include <iostream>
