@@ -161,5 +161,13 @@ TEST(VerbsOptions, BadInputNamesTheProblem) {
     }
 }
 
+TEST(VerbsOptions, UsageStatesEveryExitCode) {
+    const std::string u = kUsage;
+    for (const char* code : {"\n  0  ", "\n  1  ", "\n  2  ", "\n  3  "}) {
+        EXPECT_NE(u.find(code), std::string::npos) << code;
+    }
+    EXPECT_NE(u.find("the server's wait for its client included"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rxecc::verbs

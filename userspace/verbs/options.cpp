@@ -12,7 +12,19 @@ const char* const kUsage =
     "send|write|write_imm|read]\n"
     "                   [--count N] [--duration S] [--size B] [--max-size B] [--depth N]\n"
     "                   [--seed N] [--tos N] [--ack-timeout N] [--poll busy|event]\n"
-    "                   [--samples FILE] [--timeout S]\n";
+    "                   [--samples FILE] [--timeout S]\n"
+    "--timeout S: the longest wait for the peer, an event or a completion (default 30),\n"
+    "  the server's wait for its client included\n"
+    "exit status:\n"
+    "  0  the test ran to its end and found no fault (JSON on stdout)\n"
+    "  1  the test ran to its end and found a fault, which the JSON on stdout counts:\n"
+    "     a message corrupt, lost, duplicated or (client) left unchecked, or a completion\n"
+    "     or an acknowledgement out of order or of the wrong shape\n"
+    "  2  a bad command line: what, and this usage, on stderr\n"
+    "  3  any other failure, said on stderr: no peer, event or completion within\n"
+    "     --timeout, a verbs or rdma_cm call or a completion that failed, a connection\n"
+    "     event during the test, a peer that is not this rxecc-verbs, --samples not\n"
+    "     written; JSON only if the test had ended and the disconnection after it failed\n";
 
 namespace {
 
