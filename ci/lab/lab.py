@@ -28,10 +28,11 @@ import statistics
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from incast_report import packets as read_packets  # noqa: E402  pylint: disable=wrong-import-position
+# The shared capture reader and figures (selftests/rxecc/rxecc_measure.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "selftests", "rxecc"))
+import rxecc_measure  # noqa: E402  pylint: disable=wrong-import-position
+from rxecc_measure import PAYLOAD, jain, percentile  # noqa: E402,F401  pylint: disable=wrong-import-position
 
-PAYLOAD = 1024          # bytes of payload per full data packet (path MTU 1024)
 BUILTIN_MODES = {
     "baseline": {"pfc": False, "dcqcn": False,
                  "label": "rdma_rxe-like: no PFC, no DCQCN"},
@@ -257,37 +258,19 @@ def read_counters(path):
 
 @functools.lru_cache(maxsize=2)
 def packets(pcap):
-    """The capture's RoCE data packets (incast_report.packets), read once for
+    """The capture's RoCE data packets (rxecc_measure.packets), read once for
     the goodput and the throughput series."""
-    return tuple(read_packets(pcap))
+    return tuple(rxecc_measure.packets(pcap))
 
 
 def goodput(pcap, dst, senders, skip=0.0):
     """Per sender host: Mbit/s of distinct data packets (QP, PSN) to dst over
     the time every sender was sending, less its first `skip` s; and that
     time."""
-    pk = {}
-    if os.path.exists(pcap):
-        for t, src, d, key in packets(pcap):
-            if d == dst and src in senders:
-                pk.setdefault(src, []).append((t, key))
-    if len(pk) < len(senders):
-        return {senders[s]: 0.0 for s in senders}, 0.0
-    start = max(p[0][0] for p in pk.values()) + skip
-    end = min(p[-1][0] for p in pk.values())
-    flows = {}
-    for src, p in pk.items():
-        seen = {key for t, key in p if start <= t <= end}
-        flows[senders[src]] = len(seen) * PAYLOAD * 8 / (end - start) / 1e6 if end > start else 0.0
-    return dict(sorted(flows.items(), key=lambda kv: int(kv[0][1:]))), max(0.0, end - start)
-
-
-def percentile(sorted_values, p):
-    """Nearest rank."""
-    if not sorted_values:
-        return None
-    k = max(0, math.ceil(p / 100 * len(sorted_values)) - 1)
-    return sorted_values[k]
+    bps, seconds = rxecc_measure.goodput(packets(pcap) if os.path.exists(pcap) else (),
+                                         dst, senders, skip)
+    flows = {senders[src]: v / 1e6 for src, v in bps.items()}
+    return dict(sorted(flows.items(), key=lambda kv: int(kv[0][1:]))), seconds
 
 
 def probe_samples(d):
@@ -650,7 +633,6 @@ def analyse(raw, sc, mode):
     # the same from SETTLE_S on: without the first rounds of cuts, which all
     # senders start at line rate
     settled, settled_s = goodput(os.path.join(d, "swp1.pcap"), "10.0.1.1", senders, SETTLE_S)
-    sq = sum(v * v for v in flows.values())
     r = {"name": mode["name"], "label": mode["label"], "pfc": mode["pfc"],
          "dcqcn": mode["dcqcn"], "profile": profile_text(sc, mode) if mode["dcqcn"] else None,
          "goodput_mbps": round(total, 2), "port_mbps": sc["rate"],
@@ -658,7 +640,7 @@ def analyse(raw, sc, mode):
          "goodput_settled_pct": (round(100 * sum(settled.values()) / sc["rate"], 1)
                                  if settled_s > 0 else None),
          "flows_mbps": {h: round(v, 2) for h, v in flows.items()},
-         "jain": round(total * total / (len(flows) * sq), 3) if sq else 0.0,
+         "jain": round(jain(flows.values()), 3),
          "window_s": round(window, 2)}
     qj = os.path.join(d, "qdisc.json")
     if os.path.exists(qj):
@@ -909,8 +891,7 @@ def jain_plot(sc, n, thr, spans, t0, term, data, outdir):
         mid = t0 + t + THROUGHPUT_BIN_S / 2
         x = [thr[h][k][1] for h in hosts if spans[h][0] <= mid <= spans[h][1]]
         if x:
-            sq = sum(v * v for v in x)
-            rows.append((t, sum(x) ** 2 / (len(x) * sq) if sq else 0.0, len(x)))
+            rows.append((t, jain(x), len(x)))
     f = os.path.join(data, f"{n}-jain.tsv")
     write_data(f, rows)
     name = f"{n}-jain.png"

@@ -219,10 +219,10 @@ ktap_result "tshark: CNPs are 74 B, opcode 0x81, BECN, P_Key 0xffff, PSN 0, DSCP
 ecn_count() {
 	python3 - "$1" <<-'EOF'
 		import collections, os, sys
-		sys.path.insert(0, os.path.join(os.environ["RXECC_TOP"], "ci"))
-		from incast_report import frames, ip_str, roce
-		c = collections.Counter((ip_str(p[26:30]), ip_str(p[30:34]), p[42], p[15] & 3)
-		                        for _, p in frames(sys.argv[1]) if roce(p))
+		sys.path.insert(0, os.path.join(os.environ["RXECC_TOP"], "selftests", "rxecc"))
+		from rxecc_measure import frames, roce
+		c = collections.Counter((r.src, r.dst, r.opcode, r.ecn)
+		                        for r in (roce(p) for _, p in frames(sys.argv[1])) if r is not None)
 		for (src, dst, op, ecn), n in sorted(c.items()):
 		    print(src, dst, op, ecn, n)
 	EOF
