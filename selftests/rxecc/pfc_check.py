@@ -90,7 +90,6 @@ def pause(pcap, prio, src, dscp_paused, dscp_other, paused_us=None):
 def frames(qdisc_json, prio, quanta, pcaps):
     prio, quanta = int(prio), int(quanta)
     q = json.load(open(qdisc_json))[0]["prio"][prio]
-    want = q["pause_tx"] + q["xon_tx"]
     fields = ["eth.dst", "macc.cbfc.enbv"] + [f"macc.cbfc.pause_time.c{p}" for p in range(8)]
     n = xoff = xon = bad = 0
     if len(pcaps) > 1:
