@@ -70,6 +70,9 @@ if [ "$SHAPE_HOSTS" = 1 ]; then
 		fabric_in "$i" tc qdisc replace dev eth0 root tbf rate "$LINK" burst 8kb limit 64kb || exit 1
 	done
 fi
+# RATE comes from the scenario; SENDER_HOSTS (seq's lines) is split into
+# echo's words on purpose.
+# shellcheck disable=SC2153,SC2086
 say "fabric: h1 <- swp1 (${RATE} Mbit/s) <- senders $(echo h$SENDER_HOSTS | sed 's/ / h/g')" \
 	"$([ "$PROBE" = 1 ] && echo "and the probe h$PROBE_HOST")"
 
