@@ -11,6 +11,7 @@
 #   memory: the kernel slab memory per QP while QP_MEMORY_QPS QPs exist.
 # Reports go to $BENCH_OUT/<round>/<rxe|rxecc>/<test>.log (and .value for a
 # number of the bench's own).
+# shellcheck source=../../selftests/rxecc/lib.sh
 source "$RXECC_TOP/selftests/rxecc/lib.sh"
 ROUNDS=${ROUNDS:-5}
 BW_ITERS=${BW_ITERS:-3000}

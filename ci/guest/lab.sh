@@ -22,7 +22,9 @@
 #                      CLOCK_MONOTONIC)
 #   cI.log sI.log      the perftest clients and servers
 # Progress lines start with "lab:".
+# shellcheck source=../../selftests/rxecc/lib.sh
 source "$RXECC_TOP/selftests/rxecc/lib.sh"
+# shellcheck source=../../selftests/rxecc/fabric.sh
 source "$RXECC_TOP/selftests/rxecc/fabric.sh"
 # shellcheck source=/dev/null
 source "${1:?usage: lab.sh SCENARIO.sh}" || exit 1
