@@ -10,7 +10,8 @@
 #                   unmet one)
 #   make bench      rdma_rxecc against stock rdma_rxe in one guest boot (ratios, JSON)
 #   make soak       the congestion workload for SOAK_TIME s (default 600), reports what grew (not in check)
-#   make lint       W=1 + sparse build, checkpatch, clang-format, clang-tidy (also in check)
+#   make lint       W=1 + sparse build, checkpatch, clang-format, clang-tidy, shellcheck,
+#                   pyflakes (also in check)
 #   make kernel-debug   the debug guest kernel (KASAN, UBSAN, lockdep, kmemleak, fault
 #                   injection), cached outside the repo (RXECC_CACHE, default ~/.cache/rxecc)
 #   make check-debug    the guest selftests on it, failing on any report (not in check)
@@ -52,7 +53,8 @@ module: derive
 	@test -d "$(KDIR)" || { echo "make: no kernel headers at KDIR=$(KDIR) (run 'make deps')" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(TOP) -j$(JOBS) modules
 
-# W=1 + sparse build, checkpatch on own files and patches, clang-format/tidy.
+# W=1 + sparse build, checkpatch on own files and patches, clang-format/tidy,
+# shellcheck and pyflakes.
 lint: userspace
 	@$(TOP)/ci/lint.sh
 

@@ -25,7 +25,9 @@ else
 	[ -f "$tarball" ] || die "$tarball not found (run 'make deps', or set KSRC=)"
 	src_id="tarball $tarball $(stat -c '%s %Y' "$tarball")"
 fi
-own_files=$(cd "$own" && ls Kbuild ./*.c ./*.h 2>/dev/null | sed 's|^\./||' | sort)
+own_files=$(cd "$own" && for f in Kbuild ./*.c ./*.h; do [ ! -e "$f" ] || echo "${f#./}"; done | sort)
+# The series names one patch per line (names without spaces): split on purpose.
+# shellcheck disable=SC2046
 series_id=$(cd "$own/patches" && cat series $(sed -e 's/#.*//' series) | sha256sum | cut -c1-16)
 stamp="$src_id|series $series_id|own $(echo "$own_files" | tr '\n' ' ')|uapi|include"
 
@@ -46,8 +48,10 @@ if [ -n "$ksrc" ]; then
 	for f in $cp_files; do cp -p "$ksrc/$f" "$new/.scripts/scripts/" 2>/dev/null || true; done
 else
 	mkdir -p "$new/.src"
+	pats=()
+	for f in $cp_files; do pats+=("*/$f"); done
 	tar -xJf "$tarball" -C "$new/.src" --wildcards --strip-components=1 \
-		'*/drivers/infiniband/sw/rxe/*' $(for f in $cp_files; do echo "*/$f"; done)
+		'*/drivers/infiniband/sw/rxe/*' "${pats[@]}"
 	mv "$new"/.src/drivers/infiniband/sw/rxe/* "$new/"
 	mkdir -p "$new/.scripts"
 	mv "$new/.src/scripts" "$new/.scripts/"

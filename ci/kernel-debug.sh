@@ -77,7 +77,7 @@ while IFS= read -r line; do
 	*) continue ;;
 	esac
 	opt=$(echo "$want" | grep -oE 'CONFIG_[A-Z0-9_]+')
-	have=$(grep -E "^(# )?$opt[= ]" "$obj/.config" || echo "# $opt is not set")
+	have=$(grep -E "^(# )?${opt}[= ]" "$obj/.config" || echo "# $opt is not set")
 	if [ "$have" != "$want" ]; then
 		echo "kernel-debug: $frag asks for '$want', the config has '$have'" >&2
 		missing=1

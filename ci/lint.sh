@@ -2,7 +2,8 @@
 # Static checks, one result line each (appended to $RESULTS when set):
 #   the modules build warning-free with W=1 and with sparse (C=2);
 #   checkpatch --strict on rxecc's own kernel files and on every patch;
-#   clang-format and (ci/tidy.sh) clang-tidy on the C++ sources.
+#   clang-format and (ci/tidy.sh) clang-tidy on the C++ sources;
+#   every shell script (with shellcheck) and Python file (pyflakes) in git.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 kdir=${KDIR:-/lib/modules/$("$top/ci/kver.sh")/build}
@@ -58,13 +59,56 @@ for p in "$own"/patches/*.patch; do
 	fi
 done
 
-mapfile -t cxx < <(cd "$top" && git ls-files 'userspace/*.cpp' 'userspace/*.hpp' 2>/dev/null ||
-	find userspace -name '*.[ch]pp')
+mapfile -t cxx < <(cd "$top" || exit 1
+	git ls-files 'userspace/*.cpp' 'userspace/*.hpp' 2>/dev/null || find userspace -name '*.[ch]pp')
 log="$logdir/clang-format.log"
 if (cd "$top" && clang-format --dry-run -Werror "${cxx[@]}") >"$log" 2>&1; then
 	result OK "clang-format on the C++ sources"
 else
 	result FAIL "clang-format on the C++ sources" "$log"
+fi
+
+# The shell scripts: *.sh, and the files without an extension whose first
+# line runs bash or sh (.ci/run, ci/guest/initramfs-init). shellcheck's
+# options (following sourced files, the checks left out) are in
+# .shellcheckrc at the top, which it finds from each script's directory.
+mapfile -t shells < <(cd "$top" || exit 1
+	git ls-files | while IFS= read -r f; do
+		case ${f##*/} in
+		*.sh) echo "$f" ;;
+		*.*) ;;
+		*) [ -f "$f" ] && head -n 1 "$f" | grep -qE '^#! ?(/usr)?/bin/(env +)?(ba)?sh( |$)' && echo "$f" ;;
+		esac
+	done)
+# Known findings in scripts that this check may not change yet (userspace/
+# is being reworked apart), left out per script until fixed there:
+# rxecc_sim_test.sh's `[ ] && grep && [ ] || fail` (SC2015, meant so) and
+# tool_docs_test.sh's source of a file named at run time (SC1091).
+declare -A sc_skip=([userspace/tests/rxecc_sim_test.sh]=SC2015 [userspace/tests/tool_docs_test.sh]=SC1091)
+shellcheck_all() {
+	local f rest=() rc=0
+	for f in "${shells[@]}"; do
+		if [ -n "${sc_skip[$f]:-}" ]; then
+			shellcheck -f gcc -e "${sc_skip[$f]}" "$f" || rc=1
+		else
+			rest+=("$f")
+		fi
+	done
+	shellcheck -f gcc "${rest[@]}" || rc=1
+	return $rc
+}
+log="$logdir/shellcheck.log"
+if [ ${#shells[@]} -gt 0 ] && (cd "$top" && shellcheck_all) >"$log" 2>&1; then
+	result OK "shellcheck on the ${#shells[@]} shell scripts"
+else
+	result FAIL "shellcheck on the ${#shells[@]} shell scripts" "$log"
+fi
+mapfile -t pys < <(cd "$top" && git ls-files '*.py')
+log="$logdir/pyflakes.log"
+if [ ${#pys[@]} -gt 0 ] && (cd "$top" && pyflakes3 "${pys[@]}") >"$log" 2>&1; then
+	result OK "pyflakes on the ${#pys[@]} Python files"
+else
+	result FAIL "pyflakes on the ${#pys[@]} Python files" "$log"
 fi
 "$top/ci/tidy.sh" || fails=$((fails + 1))
 [ $fails -eq 0 ]

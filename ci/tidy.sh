@@ -15,8 +15,8 @@ result() {	# result OK|FAIL DESC [LOG]
 	if [ "$1" != OK ] && [ -n "${3:-}" ]; then sed 's/^/# /' "$3" | head -n 40; fi
 	[ "$1" = OK ]
 }
-mapfile -t cxx < <(cd "$top" && git ls-files 'userspace/*.cpp' 2>/dev/null ||
-	find userspace -name '*.cpp')
+mapfile -t cxx < <(cd "$top" || exit 1
+	git ls-files 'userspace/*.cpp' 2>/dev/null || find userspace -name '*.cpp')
 log="$logdir/clang-tidy.log"
 if [ ! -f "$top/build/userspace/compile_commands.json" ]; then
 	echo "compile_commands.json missing: run 'make userspace' first" > "$log"

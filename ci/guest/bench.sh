@@ -11,6 +11,7 @@
 #   memory: the kernel slab memory per QP while QP_MEMORY_QPS QPs exist.
 # Reports go to $BENCH_OUT/<round>/<rxe|rxecc>/<test>.log (and .value for a
 # number of the bench's own).
+# shellcheck source=../../selftests/rxecc/lib.sh
 source "$RXECC_TOP/selftests/rxecc/lib.sh"
 ROUNDS=${ROUNDS:-5}
 BW_ITERS=${BW_ITERS:-3000}
@@ -68,7 +69,7 @@ measure() {
 # run is repeated (at most twice). With CPU_SAMPLES=FILE, cpu_sampler records
 # the run (the last try's).
 perf_run() {
-	local round=$1 mod=$2 g=$3 name=$4 t=$5 dir="$BENCH_OUT/$1/$2" try v= sampler=
+	local round=$1 mod=$2 g=$3 name=$4 t=$5 dir="$BENCH_OUT/$1/$2" try v='' sampler=
 	shift 5
 	for try in 1 2 3; do
 		[ -z "${CPU_SAMPLES:-}" ] || { cpu_sampler "$CPU_SAMPLES" & sampler=$!; }
@@ -88,12 +89,12 @@ perf_run() {
 # kernel's (system, irq, softirq), and b0's sent_pkts. Builtins only, so the
 # sampler itself costs little.
 cpu_sampler() {
-	local up _ u n s i w q sq st p tick tfd
+	local up _ u n s i q sq st p tick tfd
 	# (read -t on a FIFO nobody writes: a 20 ms wait without a fork)
 	tick=$(mktemp -u) && mkfifo "$tick" && exec {tfd}<>"$tick" && rm -f "$tick" || return 1
 	while :; do
 		read -r up _ </proc/uptime
-		read -r _ u n s i w q sq st _ </proc/stat
+		read -r _ u n s i _ q sq st _ </proc/stat
 		read -r p </sys/class/infiniband/b0/ports/1/hw_counters/sent_pkts
 		echo "$up $((u + n + s + q + sq + st)) $((s + q + sq)) $p"
 		read -r -t 0.02 -u "$tfd" _ || :

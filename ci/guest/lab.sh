@@ -22,7 +22,9 @@
 #                      CLOCK_MONOTONIC)
 #   cI.log sI.log      the perftest clients and servers
 # Progress lines start with "lab:".
+# shellcheck source=../../selftests/rxecc/lib.sh
 source "$RXECC_TOP/selftests/rxecc/lib.sh"
+# shellcheck source=../../selftests/rxecc/fabric.sh
 source "$RXECC_TOP/selftests/rxecc/fabric.sh"
 # shellcheck source=/dev/null
 source "${1:?usage: lab.sh SCENARIO.sh}" || exit 1
@@ -70,6 +72,9 @@ if [ "$SHAPE_HOSTS" = 1 ]; then
 		fabric_in "$i" tc qdisc replace dev eth0 root tbf rate "$LINK" burst 8kb limit 64kb || exit 1
 	done
 fi
+# RATE comes from the scenario; SENDER_HOSTS (seq's lines) is split into
+# echo's words on purpose.
+# shellcheck disable=SC2153,SC2086
 say "fabric: h1 <- swp1 (${RATE} Mbit/s) <- senders $(echo h$SENDER_HOSTS | sed 's/ / h/g')" \
 	"$([ "$PROBE" = 1 ] && echo "and the probe h$PROBE_HOST")"
 

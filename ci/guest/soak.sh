@@ -10,13 +10,16 @@
 # host's RDMA resources (QPs, CQs, MRs, PDs), the sum of the counters that
 # must stay 0 (receive drops, CNP send errors, retry exhaustion, send
 # errors) and the bytes verified. SOAK_OUT/report.txt says what grew.
+# shellcheck source=../../selftests/rxecc/lib.sh
 source "$RXECC_TOP/selftests/rxecc/lib.sh"
+# shellcheck source=../../selftests/rxecc/fabric.sh
 source "$RXECC_TOP/selftests/rxecc/fabric.sh"
 SOAK_OUT=${SOAK_OUT:-/mnt/out/soak}
 mkdir -p "$SOAK_OUT"
 LOGDIR=$SOAK_OUT/logs
 mkdir -p "$LOGDIR"
 VERBS_SUMMARY=$SOAK_OUT/verified.txt
+# shellcheck source=../../selftests/rxecc/verbs.sh
 source "$RXECC_TOP/selftests/rxecc/verbs.sh"
 SOAK_TIME=${SOAK_TIME:-600}
 SOAK_ROUND=${SOAK_ROUND:-30}

@@ -18,6 +18,7 @@
 A bad scenario gets one line naming the file, the line and what is wrong,
 and exit status 2.
 """
+import argparse
 import functools
 import json
 import math
@@ -28,10 +29,11 @@ import statistics
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from incast_report import packets as read_packets  # noqa: E402  pylint: disable=wrong-import-position
+# The shared capture reader and figures (selftests/rxecc/rxecc_measure.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "selftests", "rxecc"))
+import rxecc_measure  # noqa: E402  pylint: disable=wrong-import-position
+from rxecc_measure import PAYLOAD, jain, percentile  # noqa: E402,F401  pylint: disable=wrong-import-position
 
-PAYLOAD = 1024          # bytes of payload per full data packet (path MTU 1024)
 BUILTIN_MODES = {
     "baseline": {"pfc": False, "dcqcn": False,
                  "label": "rdma_rxe-like: no PFC, no DCQCN"},
@@ -257,37 +259,19 @@ def read_counters(path):
 
 @functools.lru_cache(maxsize=2)
 def packets(pcap):
-    """The capture's RoCE data packets (incast_report.packets), read once for
+    """The capture's RoCE data packets (rxecc_measure.packets), read once for
     the goodput and the throughput series."""
-    return tuple(read_packets(pcap))
+    return tuple(rxecc_measure.packets(pcap))
 
 
 def goodput(pcap, dst, senders, skip=0.0):
     """Per sender host: Mbit/s of distinct data packets (QP, PSN) to dst over
     the time every sender was sending, less its first `skip` s; and that
     time."""
-    pk = {}
-    if os.path.exists(pcap):
-        for t, src, d, key in packets(pcap):
-            if d == dst and src in senders:
-                pk.setdefault(src, []).append((t, key))
-    if len(pk) < len(senders):
-        return {senders[s]: 0.0 for s in senders}, 0.0
-    start = max(p[0][0] for p in pk.values()) + skip
-    end = min(p[-1][0] for p in pk.values())
-    flows = {}
-    for src, p in pk.items():
-        seen = {key for t, key in p if start <= t <= end}
-        flows[senders[src]] = len(seen) * PAYLOAD * 8 / (end - start) / 1e6 if end > start else 0.0
-    return dict(sorted(flows.items(), key=lambda kv: int(kv[0][1:]))), max(0.0, end - start)
-
-
-def percentile(sorted_values, p):
-    """Nearest rank."""
-    if not sorted_values:
-        return None
-    k = max(0, math.ceil(p / 100 * len(sorted_values)) - 1)
-    return sorted_values[k]
+    bps, seconds = rxecc_measure.goodput(packets(pcap) if os.path.exists(pcap) else (),
+                                         dst, senders, skip)
+    flows = {senders[src]: v / 1e6 for src, v in bps.items()}
+    return dict(sorted(flows.items(), key=lambda kv: int(kv[0][1:]))), seconds
 
 
 def probe_samples(d):
@@ -650,7 +634,6 @@ def analyse(raw, sc, mode):
     # the same from SETTLE_S on: without the first rounds of cuts, which all
     # senders start at line rate
     settled, settled_s = goodput(os.path.join(d, "swp1.pcap"), "10.0.1.1", senders, SETTLE_S)
-    sq = sum(v * v for v in flows.values())
     r = {"name": mode["name"], "label": mode["label"], "pfc": mode["pfc"],
          "dcqcn": mode["dcqcn"], "profile": profile_text(sc, mode) if mode["dcqcn"] else None,
          "goodput_mbps": round(total, 2), "port_mbps": sc["rate"],
@@ -658,7 +641,7 @@ def analyse(raw, sc, mode):
          "goodput_settled_pct": (round(100 * sum(settled.values()) / sc["rate"], 1)
                                  if settled_s > 0 else None),
          "flows_mbps": {h: round(v, 2) for h, v in flows.items()},
-         "jain": round(total * total / (len(flows) * sq), 3) if sq else 0.0,
+         "jain": round(jain(flows.values()), 3),
          "window_s": round(window, 2)}
     qj = os.path.join(d, "qdisc.json")
     if os.path.exists(qj):
@@ -868,8 +851,26 @@ def checks(results, sc):
     return out
 
 
-def gnuplot(script):
-    r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
+def gp_str(text):
+    """A gnuplot string literal of text: single-quoted, a quote doubled (no
+    escapes are read in single quotes). A line break, which would end the
+    command, is refused."""
+    if "\n" in text or "\r" in text:
+        raise ValueError(f"gnuplot: a line break in {text!r}")
+    return "'" + text.replace("'", "''") + "'"
+
+
+def gp_file(path, outdir):
+    """A file of the report for the gnuplot script: its path from outdir (the
+    directory gnuplot runs in), quoted."""
+    return gp_str(os.path.relpath(path, outdir))
+
+
+def gnuplot(script, outdir):
+    """Run a gnuplot script in outdir: its paths are relative to it, so the
+    report's own path never enters the script."""
+    r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True, cwd=outdir,
+                       check=False)
     if r.returncode != 0:
         raise RuntimeError("gnuplot: " + r.stderr.strip().splitlines()[-1] if r.stderr else "failed")
 
@@ -909,19 +910,21 @@ def jain_plot(sc, n, thr, spans, t0, term, data, outdir):
         mid = t0 + t + THROUGHPUT_BIN_S / 2
         x = [thr[h][k][1] for h in hosts if spans[h][0] <= mid <= spans[h][1]]
         if x:
-            sq = sum(v * v for v in x)
-            rows.append((t, sum(x) ** 2 / (len(x) * sq) if sq else 0.0, len(x)))
+            rows.append((t, jain(x), len(x)))
     f = os.path.join(data, f"{n}-jain.tsv")
     write_data(f, rows)
     name = f"{n}-jain.png"
-    gnuplot(term + f"set output '{outdir}/{name}'\n"
-            f"set title 'Fairness among the senders present (Jain, per {THROUGHPUT_BIN_S * 1000:.0f} ms "
-            f"of throughput), mode {n}'\nset xlabel 's since the load started'\n"
+    q = gp_file(f, outdir)
+    gnuplot(term + f"set output {gp_str(name)}\n"
+            "set title " + gp_str(f"Fairness among the senders present (Jain, per "
+                                  f"{THROUGHPUT_BIN_S * 1000:.0f} ms of throughput), mode {n}")
+            + "\nset xlabel 's since the load started'\n"
             "set ylabel 'Jain index'\nset yrange [0:1.05]\nset y2label 'senders present'\n"
             f"set y2range [0:{sc['senders'] + 0.5:g}]\nset y2tics 1\nset ytics nomirror\nset grid\n"
             "set key outside below\n"
-            f"plot '{f}' using 1:2 with lines lw 1.5 title 'Jain index', "
-            f"'{f}' using 1:3 axes x1y2 with steps lw 2 dt 2 lc black title 'senders present (right)'\n")
+            f"plot {q} using 1:2 with lines lw 1.5 title 'Jain index', "
+            f"{q} using 1:3 axes x1y2 with steps lw 2 dt 2 lc black title 'senders present (right)'\n",
+            outdir)
     return name
 
 
@@ -957,29 +960,31 @@ def compare_plot(sc, n, sim, rates, queue, span, shares, spans, data, outdir):
     f = os.path.join(data, f"{n}-sim.tsv")
     write_data(f, [(i * AGREE_BIN_S, *row) for i, row in enumerate(body)]
                + ([(len(body) * AGREE_BIN_S, *body[-1])] if body else []))
+    q = gp_file(f, outdir)
     rc = ", ".join(
-        [f"'{f}' using 1:{2 + k} with steps lw 2 lc {host_colour(f'h{k + 2}')} title 'h{k + 2} kernel'"
+        [f"{q} using 1:{2 + k} with steps lw 2 lc {host_colour(f'h{k + 2}')} title 'h{k + 2} kernel'"
          for k in range(m)]
-        + [f"'{f}' using 1:{2 + m + k} with steps lw 2 dt 2 lc {host_colour(f'h{k + 2}')} "
+        + [f"{q} using 1:{2 + m + k} with steps lw 2 dt 2 lc {host_colour(f'h{k + 2}')} "
            f"title 'h{k + 2} simulated'" for k in range(m)])
     kmin, kmax = to_bytes(sc["kmin"]) / 1024, to_bytes(sc["kmax"]) / 1024
     name = f"{n}-sim.png"
     gnuplot("set terminal pngcairo size 900,700 font 'sans,10'\n"
-            f"set output '{outdir}/{name}'\nset multiplot layout 2,1 title 'Kernel (solid) and "
-            f"host simulation (dashed) of the same scenario, {AGREE_BIN_S:g} s means, mode {n}'\n"
+            f"set output {gp_str(name)}\nset multiplot layout 2,1 title "
+            + gp_str(f"Kernel (solid) and host simulation (dashed) of the same scenario, "
+                     f"{AGREE_BIN_S:g} s means, mode {n}") + "\n"
             "set datafile missing 'nan'\nset grid\nset key outside right\n"
             "set xlabel 's since the load started'\n"
             f"set xrange [0:{max(end, AGREE_BIN_S):g}]\nset ylabel 'Rc, Mbit/s'\n"
             f"set yrange [0:{line * 1.1:g}]\n"
-            f"plot {rc}, '{fair}' using 1:2 with steps lw 1 dt 3 lc black title 'fair share'\n"
+            f"plot {rc}, {gp_file(fair, outdir)} using 1:2 with steps lw 1 dt 3 lc black title 'fair share'\n"
             "set ylabel 'queue, KiB'\nset yrange [0:*]\n"
             f"set arrow 2 from graph 0, first {kmin:g} to graph 1, first {kmin:g} nohead dt 3\n"
             f"set arrow 3 from graph 0, first {kmax:g} to graph 1, first {kmax:g} nohead dt 3\n"
             f"set label 2 'Kmin' at graph 0.01, first {kmin:g} offset 0,0.6\n"
             f"set label 3 'Kmax' at graph 0.01, first {kmax:g} offset 0,0.6\n"
-            f"plot '{f}' using 1:{2 + 2 * m} with steps lw 2 lc 1 title 'kernel', "
-            f"'{f}' using 1:{3 + 2 * m} with steps lw 2 dt 2 lc 1 title 'simulated'\n"
-            "unset multiplot\n")
+            f"plot {q} using 1:{2 + 2 * m} with steps lw 2 lc 1 title 'kernel', "
+            f"{q} using 1:{3 + 2 * m} with steps lw 2 dt 2 lc 1 title 'simulated'\n"
+            "unset multiplot\n", outdir)
     return name
 
 
@@ -1011,8 +1016,8 @@ def plots(raw, sc, results, samples, outdir):
             kept = [(t - t0, v) for t, v in pts if t - t0 <= end] or [(pts[0][0] - t0, pts[0][1])]
             write_data(f, kept + [(end, kept[-1][1])])
             probe = " (the probe)" if sc["probe"] and dev == f"h{sc['senders'] + 2}" else ""
-            plot.append(f"'{f}' using 1:2 with steps lw 2 lc {host_colour(dev)} "
-                        f"title '{dev}{probe} QP {qpn}'")
+            plot.append(f"{gp_file(f, outdir)} using 1:2 with steps lw 2 lc {host_colour(dev)} "
+                        f"title {gp_str(f'{dev}{probe} QP {qpn}')}")
         sim = samples[n][2]
         if sim:
             shares = fair_steps(sc, d, t0, end) if sc.get("stagger") else \
@@ -1022,68 +1027,74 @@ def plots(raw, sc, results, samples, outdir):
         if not plot:
             f = os.path.join(data, f"{n}-rate-line.tsv")
             write_data(f, [(0.0, sc["link"]), (end, sc["link"])])
-            plot.append(f"'{f}' using 1:2 with lines lw 2 title 'every sender: line rate (no DCQCN)'")
+            plot.append(f"{gp_file(f, outdir)} using 1:2 with lines lw 2 "
+                        "title 'every sender: line rate (no DCQCN)'")
         thr = throughput_series(os.path.join(d, "swp1.pcap"), sc["senders"], t0 + clock_offset(d),
                                 end, THROUGHPUT_BIN_S)
         for host, pts in thr.items():
             f = os.path.join(data, f"{n}-throughput-{host}.tsv")
             write_data(f, pts)
-            plot.append(f"'{f}' using 1:2 with lines lw 1 dt 3 lc {host_colour(host)} "
-                        f"title '{host} sent (Mbit/s per {THROUGHPUT_BIN_S * 1000:.0f} ms)'")
+            plot.append(f"{gp_file(f, outdir)} using 1:2 with lines lw 1 dt 3 lc {host_colour(host)} "
+                        f"title {gp_str(f'{host} sent (Mbit/s per {THROUGHPUT_BIN_S * 1000:.0f} ms)')}")
         fair = sc["rate"] / sc["senders"]
         if sc.get("stagger"):
             # the fair share of the senders present, a step at each join and leave
             f = os.path.join(data, f"{n}-fair.tsv")
             write_data(f, fair_steps(sc, d, t0, end))
-            plot.append(f"'{f}' using 1:2 with steps lw 2 dt 2 lc black title 'fair share (port / senders present)'")
+            plot.append(f"{gp_file(f, outdir)} using 1:2 with steps lw 2 dt 2 lc black "
+                        "title 'fair share (port / senders present)'")
             fair_line = ""
         else:
             fair_line = (f"set arrow from graph 0, first {fair:g} to graph 1, first {fair:g} nohead dt 2 lw 2\n"
                          f"set label 'fair share {fair:.3g} Mbit/s' at graph 0.01, first {fair * 1.08:g}\n")
-        gnuplot(term + f"set output '{outdir}/{n}-rates.png'\n"
-                f"set title 'DCQCN rate Rc of each sender (solid), its throughput at the "
-                f"bottleneck (dotted)"
-                f", mode {n}'\nset xlabel 's since the load started'\n"
+        gnuplot(term + f"set output {gp_str(f'{n}-rates.png')}\n"
+                "set title " + gp_str("DCQCN rate Rc of each sender (solid), its throughput at the "
+                                      f"bottleneck (dotted), mode {n}")
+                + "\nset xlabel 's since the load started'\n"
                 f"set ylabel 'Mbit/s'\nset yrange [0:{sc['link'] * 1.1:g}]\nset grid\n"
                 "set key outside below\n" + fair_line +
-                "plot " + ", ".join(plot) + "\n")
+                "plot " + ", ".join(plot) + "\n", outdir)
         if sc.get("stagger") and thr:
             made.append(jain_plot(sc, n, thr, mono_spans(sc, d), t0, term, data, outdir))
         s, timed, _ = samples[n]
         probe = ""
         if timed:
             write_data(os.path.join(data, f"{n}-probe.tsv"), [(t - t0, v / 1000) for t, v in timed])
-            probe = (f", '{data}/{n}-probe.tsv' using 1:2 axes x1y2 with points pt 7 ps 0.4 "
+            probe = (f", {gp_str(f'data/{n}-probe.tsv')} using 1:2 axes x1y2 with points pt 7 ps 0.4 "
                      "title 'probe latency (ms, right)'")
-        gnuplot(term + f"set output '{outdir}/{n}-queue.png'\n"
-                f"set title 'Bottleneck queue (priority {sc['dscp'] >> 3}) and probe latency, mode {n}"
-                f"{'' if r.get('trace_complete', True) else ' (trace overflowed: its start is lost)'}'\n"
+        gnuplot(term + f"set output {gp_str(f'{n}-queue.png')}\n"
+                "set title " + gp_str(f"Bottleneck queue (priority {sc['dscp'] >> 3}) and probe latency, "
+                                      f"mode {n}" + ("" if r.get("trace_complete", True) else
+                                                     " (trace overflowed: its start is lost)")) + "\n"
                 "set xlabel 's'\nset ylabel 'KiB'\nset y2label 'ms'\nset ytics nomirror\n"
                 "set y2tics\nset grid\nset key outside below\n"
-                f"plot '{data}/{n}-queue.tsv' using 1:2 with lines lw 2 title 'backlog (KiB)'{probe}\n")
+                f"plot {gp_str(f'data/{n}-queue.tsv')} using 1:2 with lines lw 2 title 'backlog (KiB)'{probe}\n",
+                outdir)
         if s:
             write_data(os.path.join(data, f"{n}-latency.tsv"),
                        [(v, (i + 1) / len(s)) for i, v in enumerate(s)])
-            gnuplot(term + f"set output '{outdir}/{n}-latency.png'\n"
-                    f"set title 'Probe latency (RC ping-pong, {sc['probe_size']} B, half RTT), mode {n}'\n"
+            gnuplot(term + f"set output {gp_str(f'{n}-latency.png')}\n"
+                    "set title " + gp_str(f"Probe latency (RC ping-pong, {sc['probe_size']} B, half RTT), "
+                                          f"mode {n}") + "\n"
                     "set xlabel 'us (log)'\nset ylabel 'fraction of pings'\nset logscale x\n"
                     "set grid\nset key bottom right\n"
-                    f"plot '{data}/{n}-latency.tsv' using 1:2 with steps lw 2 title 'CDF'\n")
+                    f"plot {gp_str(f'data/{n}-latency.tsv')} using 1:2 with steps lw 2 title 'CDF'\n", outdir)
         made += [f"{n}-rates.png", f"{n}-queue.png"] + ([f"{n}-latency.png"] if s else [])
     names = [r["name"] for r in results]
-    gnuplot(term + f"set output '{outdir}/queue.png'\n"
+    gnuplot(term + "set output 'queue.png'\n"
             "set title 'Bottleneck queue in every mode'\nset xlabel 's'\nset ylabel 'KiB'\n"
             "set grid\nset key outside below\nplot " +
-            ", ".join(f"'{data}/{n}-queue.tsv' using 1:2 with lines lw 2 title '{n}'" for n in names)
-            + "\n")
+            ", ".join(f"{gp_str(f'data/{n}-queue.tsv')} using 1:2 with lines lw 2 title {gp_str(n)}"
+                      for n in names)
+            + "\n", outdir)
     made.append("queue.png")
     lat = [n for n in names if samples[n][0]]
     if lat:
-        gnuplot(term + f"set output '{outdir}/latency.png'\n"
+        gnuplot(term + "set output 'latency.png'\n"
                 "set title 'Probe latency in every mode (CDF)'\nset xlabel 'us (log)'\n"
                 "set ylabel 'fraction of pings'\nset logscale x\nset grid\nset key bottom right\n"
-                "plot " + ", ".join(f"'{data}/{n}-latency.tsv' using 1:2 with steps lw 2 title '{n}'"
-                                    for n in lat) + "\n")
+                "plot " + ", ".join(f"{gp_str(f'data/{n}-latency.tsv')} using 1:2 with steps lw 2 "
+                                    f"title {gp_str(n)}" for n in lat) + "\n", outdir)
         made.append("latency.png")
     return made
 
@@ -1195,27 +1206,44 @@ def spread_main(out, paths):
     return 0 if every else 3
 
 
+def arg_parser():
+    p = argparse.ArgumentParser(prog="lab.py", description=__doc__.split("\n\n", 1)[0],
+                                epilog=__doc__.split("\n\n", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True, metavar="{scenario,report,spread}")
+    s = sub.add_parser("scenario", help="check a scenario, write the guest's shell settings and JSON")
+    s.add_argument("file", metavar="FILE", help="the scenario file ('' for the defaults)")
+    s.add_argument("out_sh", metavar="OUT.sh", help="shell settings for ci/guest/lab.sh")
+    s.add_argument("out_json", metavar="OUT.json", help="the resolved scenario")
+    s.add_argument("overrides", metavar="KEY=VALUE", nargs="*", help="a top-level key's value")
+    r = sub.add_parser("report", help="the table, checks and plots of one run")
+    r.add_argument("raw", metavar="RAW", help="the guest's recordings, RAW/<mode>/")
+    r.add_argument("scenario_json", metavar="SCENARIO.json")
+    r.add_argument("outdir", metavar="OUTDIR")
+    d = sub.add_parser("spread", help="several runs' reports: medians, ranges, expectations met")
+    d.add_argument("out_md", metavar="OUT.md")
+    d.add_argument("reports", metavar="REPORT.json", nargs="+")
+    return p
+
+
 def main(argv):
+    args = arg_parser().parse_args(argv[1:])     # a usage error: exit status 2
     try:
-        if len(argv) >= 4 and argv[1] == "scenario":
-            sc = read_scenario(argv[2] or None, argv[5:])
-            write_shell(sc, argv[3])
-            with open(argv[4], "w", encoding="utf-8") as f:
+        if args.command == "scenario":
+            sc = read_scenario(args.file or None, args.overrides)
+            write_shell(sc, args.out_sh)
+            with open(args.out_json, "w", encoding="utf-8") as f:
                 json.dump(sc, f, indent=2)
             return 0
-        if len(argv) == 5 and argv[1] == "report":
-            return report(argv[2], argv[3], argv[4])
-        if len(argv) >= 4 and argv[1] == "spread":
-            return spread_main(argv[2], argv[3:])
+        if args.command == "report":
+            return report(args.raw, args.scenario_json, args.outdir)
+        return spread_main(args.out_md, args.reports)
     except ScenarioError as e:
         print(f"lab: {e}", file=sys.stderr)
         return 2
     except (OSError, RuntimeError, ValueError, KeyError) as e:
         print(f"lab: {e}", file=sys.stderr)
         return 1
-    print(__doc__, file=sys.stderr)
-    return 2
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))

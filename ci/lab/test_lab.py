@@ -498,12 +498,65 @@ class Report(unittest.TestCase):
         self.assertEqual(st["senders"]["h3"]["in_band_pct"], 75.0)
         self.assertEqual(st["seconds"], 14.0)
 
+    def test_plots_in_a_directory_with_a_quote_and_a_space(self):
+        self.assertEqual(lab.gp_str("it's"), "'it''s'")
+        with self.assertRaises(ValueError):
+            lab.gp_str("a\nsystem 'touch x'")
+        with tempfile.TemporaryDirectory() as raw, tempfile.TemporaryDirectory() as top:
+            out = os.path.join(top, "it's a 'dir'")
+            sc = scenario("senders = 2\nrate = 50mbit\nmodes = pfc\n")
+            sc_path = os.path.join(raw, "scenario.json")
+            with open(sc_path, "w", encoding="utf-8") as f:
+                json.dump(sc, f)
+            self.make_mode(raw, "pfc", 0, 30, 10, [100.0] * 10)
+            rep = quiet_report(raw, sc_path, out)
+            for name in rep["plots"]:
+                self.assertGreater(os.path.getsize(os.path.join(out, name)), 0, name)
+            self.assertEqual(sorted(os.listdir(top)), ["it's a 'dir'"])
+
     def test_percentile_is_nearest_rank(self):
         v = list(range(1, 101))
         self.assertEqual(lab.percentile(v, 50), 50)
         self.assertEqual(lab.percentile(v, 99), 99)
         self.assertEqual(lab.percentile(v, 99.9), 100)
         self.assertIsNone(lab.percentile([], 50))
+
+
+class Cli(unittest.TestCase):
+    def run_lab(self, *args):
+        return subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                            "lab.py"), *args],
+                              capture_output=True, text=True, check=False)
+
+    def test_scenario_arguments(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        with tempfile.TemporaryDirectory() as d:
+            sh, js = os.path.join(d, "s.sh"), os.path.join(d, "s.json")
+            r = self.run_lab("scenario", os.path.join(here, "incast.conf"), sh, js, "senders=2", "probe=off")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(js, encoding="utf-8") as f:
+                self.assertEqual(json.load(f)["senders"], 2)
+            # '' is the defaults
+            self.assertEqual(self.run_lab("scenario", "", sh, js).returncode, 0)
+            # a missing argument is a usage error, and nothing is written
+            os.unlink(sh)
+            r = self.run_lab("scenario", os.path.join(here, "incast.conf"), sh)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("OUT.json", r.stderr)
+            self.assertNotIn("Traceback", r.stderr)
+            self.assertFalse(os.path.exists(sh))
+            r = self.run_lab("scenario", "", sh, js, "senders=9")
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("lab: override: '9' is not an integer in 1..8", r.stderr)
+
+    def test_usage_errors(self):
+        for args in ((), ("nope",), ("report", "raw", "sc.json"), ("spread", "out.md")):
+            with self.subTest(args=args):
+                r = self.run_lab(*args)
+                self.assertEqual(r.returncode, 2)
+                self.assertIn("usage: lab.py", r.stderr)
+                self.assertNotIn("Traceback", r.stderr)
+        self.assertEqual(self.run_lab("report", "/nonexistent", "/nonexistent.json", "/tmp").returncode, 1)
 
 
 if __name__ == "__main__":

@@ -219,10 +219,10 @@ ktap_result "tshark: CNPs are 74 B, opcode 0x81, BECN, P_Key 0xffff, PSN 0, DSCP
 ecn_count() {
 	python3 - "$1" <<-'EOF'
 		import collections, os, sys
-		sys.path.insert(0, os.path.join(os.environ["RXECC_TOP"], "ci"))
-		from incast_report import frames, ip_str, roce
-		c = collections.Counter((ip_str(p[26:30]), ip_str(p[30:34]), p[42], p[15] & 3)
-		                        for _, p in frames(sys.argv[1]) if roce(p))
+		sys.path.insert(0, os.path.join(os.environ["RXECC_TOP"], "selftests", "rxecc"))
+		from rxecc_measure import frames, roce
+		c = collections.Counter((r.src, r.dst, r.opcode, r.ecn)
+		                        for r in (roce(p) for _, p in frames(sys.argv[1])) if r is not None)
 		for (src, dst, op, ecn), n in sorted(c.items()):
 		    print(src, dst, op, ecn, n)
 	EOF
@@ -407,7 +407,8 @@ crafted() {
 	echo "h2 before: $(qp_cc h2)"
 	snap 2:rp_cnp_drop_unknown_qp 2:rp_cnp_drop_src_mismatch 3:rp_cnp_drop_qp_state \
 		2:rp_cnp_drop_malformed 2:rp_cnp_handled 2:rp_cnp_ignored 3:rp_cnp_ignored
-	local h1=$(fabric_ip 1) h2=$(fabric_ip 2) h3=$(fabric_ip 3) h4=$(fabric_ip 4)
+	local h1 h2 h3 h4
+	h1=$(fabric_ip 1) h2=$(fabric_ip 2) h3=$(fabric_ip 3) h4=$(fabric_ip 4)
 	fabric_in 1 python3 "$HERE/roce_pkt.py" --src "$h1" --dst "$h2" --dqpn 0x7abcd --count 3 &&
 		fabric_in 4 python3 "$HERE/roce_pkt.py" --src "$h4" --dst "$h2" --dqpn "$q2" --count 4 &&
 		fabric_in 1 python3 "$HERE/roce_pkt.py" --src "$h1" --dst "$h3" --dqpn "$q3" --count 2 &&
@@ -525,6 +526,8 @@ lab_end_to_end() {
 	python3 "$RXECC_TOP/ci/lab/lab.py" scenario "$RXECC_TOP/ci/lab/incast.conf" "$dir/scenario.sh" \
 		"$dir/scenario.json" senders=2 rate="$(scaled_rate 10)mbit" duration="$(scaled_time 12)" \
 		stagger="$(scaled_time 4)" probe=off modes=dcqcn || return 1
+	# RXECC_TOP=$RXECC_TOP puts it in lab.sh's environment; the path uses the same value.
+	# shellcheck disable=SC2097,SC2098
 	RXECC_TOP=$RXECC_TOP LAB_OUT=$dir/raw bash "$RXECC_TOP/ci/guest/lab.sh" "$dir/scenario.sh" \
 		>"$dir/guest.log" 2>&1 ||
 		{ tail -n 20 "$dir/guest.log"; return 1; }

@@ -20,7 +20,6 @@ violation, 0 otherwise. Run it as root in the device's network namespace.
 """
 import argparse
 import errno
-import os
 import random
 import select
 import socket

@@ -135,7 +135,7 @@ endpoint_pause() {
 	snap 2:rx_prio3_pause 2:rx_prio1_pause 2:rx_prio3_pause_duration 2:tx_pfc_deferred 2:rx_pfc_ignored
 	for i in 3 1; do
 		fabric_in 1 timeout $((d + 114)) ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -D "$d" \
-			-p $((18710 + i)) --tclass=$(tclass_of $i) >"$LOGDIR/ep.s$i.log" 2>&1 &
+			-p $((18710 + i)) --tclass="$(tclass_of $i)" >"$LOGDIR/ep.s$i.log" 2>&1 &
 		pids+=($!)
 	done
 	wait_for 15 tcp_listening "$(fabric_ns 1)" 2
@@ -150,7 +150,7 @@ endpoint_pause() {
 	s0=$(cnt 2 sent_pkts)
 	for i in 3 1; do
 		client_run "$LOGDIR/ep.c$i.log" ip netns exec "$(fabric_ns 2)" ib_write_bw -d h2 \
-			-x "$(fabric_gid 2)" -F -s 4096 -D "$d" -p $((18710 + i)) --tclass=$(tclass_of $i) \
+			-x "$(fabric_gid 2)" -F -s 4096 -D "$d" -p $((18710 + i)) --tclass="$(tclass_of $i)" \
 			"$(fabric_ip 1)" >/dev/null &
 		pids+=($!)
 	done
@@ -464,6 +464,8 @@ hops() {
 	for s in "sw2 swp5 rate $RATE" "sw2 swp6" "sw to-sw2 rate $((RATE * 3))"; do
 		set -- $s
 		fabric_sw_in "$1" tc qdisc del dev "$2" root 2>/dev/null
+		# $HOP_QUEUE and the marking are option words: split on purpose
+		# shellcheck disable=SC2046,SC2086
 		fabric_sw_in "$1" "$T" qdisc add dev "$2" "${@:3}" pfc 0x08 $HOP_QUEUE \
 			$([ "$2" = swp5 ] && echo "$mark" || echo "kmax 0") || return 1
 	done

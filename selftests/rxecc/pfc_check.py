@@ -26,6 +26,8 @@ import re
 import subprocess
 import sys
 
+import rxecc_measure
+
 MBPS_PER_MBS = 8 * 1048576 / 1e6   # perftest's MB/sec is 2^20 bytes
 
 
@@ -50,10 +52,9 @@ def pfc_frames(captured, prio):
 
 
 def pause(pcap, prio, src, dscp_paused, dscp_other, paused_us=None):
-    # The capture holds ~10^5 packets: read directly (ci/incast_report.py),
+    # The capture holds ~10^5 packets: read directly (rxecc_measure.py),
     # as tshark's dissection of them takes a minute on an emulated CPU.
-    r = incast_report()
-    captured = list(r.frames(pcap))
+    captured = list(rxecc_measure.frames(pcap))
     # Where the sender received them: a frame waits in the receive backlog
     # of a busy emulated CPU before the endpoint acts on it, which the
     # sender's own capture sees (taps run as the stack takes the frame).
@@ -63,7 +64,8 @@ def pause(pcap, prio, src, dscp_paused, dscp_other, paused_us=None):
     if not xoff or not xon:
         print(f"the capture holds {len(xoff)} XOFF and {len(xon)} XON frames for priority {prio}")
         return 1
-    pkts = [(t, p[15] >> 2) for t, p in captured if r.roce(p) and r.ip_str(p[26:30]) == src]
+    pkts = [(t, r.dscp) for t, r in ((t, rxecc_measure.roce(p)) for t, p in captured)
+            if r is not None and r.src == src]
     first, end = xoff[0], xon[0]
     start = first + 0.02
 
@@ -88,7 +90,6 @@ def pause(pcap, prio, src, dscp_paused, dscp_other, paused_us=None):
 def frames(qdisc_json, prio, quanta, pcaps):
     prio, quanta = int(prio), int(quanta)
     q = json.load(open(qdisc_json))[0]["prio"][prio]
-    want = q["pause_tx"] + q["xon_tx"]
     fields = ["eth.dst", "macc.cbfc.enbv"] + [f"macc.cbfc.pause_time.c{p}" for p in range(8)]
     n = xoff = xon = bad = 0
     if len(pcaps) > 1:
@@ -120,22 +121,14 @@ def frames(qdisc_json, prio, quanta, pcaps):
     return 0 if n > 0 and bad == 0 and xoff == q["pause_tx"] and xon == q["xon_tx"] else 1
 
 
-def incast_report():
-    """ci/incast_report.py: its direct pcap reader and goodput."""
-    sys.path.insert(0, os.path.join(os.environ.get("RXECC_TOP", "."), "ci"))
-    import incast_report as mod  # pylint: disable=import-outside-toplevel
-    return mod
-
-
 def flows_mbps(specs):
     """Goodput per sender (h<N>, Mbit/s) from captures at switch ports: each
     spec is PCAP:DST, the data packets to DST counted once per PSN
-    (ci/incast_report.py)."""
-    goodput = incast_report().goodput
+    (rxecc_measure.goodput)."""
     out = {}
     for spec in specs:
         pcap, dst = spec.rsplit(":", 1)
-        flows, _ = goodput(pcap, dst)
+        flows, _ = rxecc_measure.goodput(rxecc_measure.packets(pcap), dst)
         for src, bps in flows.items():
             out["h" + src.split(".")[2]] = bps / 1e6
     return out
@@ -155,7 +148,7 @@ def counters(logdir, name):
 def report(name, logdir, specs):
     flows = flows_mbps(specs)
     total = sum(flows.values())
-    jain = total ** 2 / (len(flows) * sum(v * v for v in flows.values())) if total else 0.0
+    jain = rxecc_measure.jain(flows.values())
     qpath = next((os.path.join(logdir, f"{name}.{s}.json") for s in ("qdisc", "swp5")
                   if os.path.exists(os.path.join(logdir, f"{name}.{s}.json"))), None)
     line = f"{name}: goodput {total:.1f} Mbit/s"
