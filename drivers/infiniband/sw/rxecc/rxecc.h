@@ -5,8 +5,9 @@
  * The rxe sources are extracted from the kernel tree at build time and
  * patched by the quilt series in patches/. Patches 0001-0004 are rxecc's
  * hooks: each calls into the functions declared here, so what rxecc adds
- * stays in its own files. The later patches fix bugs of rxe 6.1 itself, in
- * place (docs/rxe-fixes.md lists them with their tests).
+ * stays in its own files. Patches 0005-0018 change rxe 6.1's own code in
+ * place: its receive drops counted by reason, and fixes of its bugs
+ * (docs/rxe-fixes.md lists them with their tests).
  */
 #ifndef RXECC_H
 #define RXECC_H

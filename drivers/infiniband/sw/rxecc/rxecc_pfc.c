@@ -133,7 +133,7 @@ static void rxecc_pfc_send(struct rxe_dev *rxe, u8 enable, u8 xoff)
 		dev = vlan_dev_real_dev(dev);
 	skb = pfc_frame_build(dev, enable, xoff, PFC_QUANTA_MAX);
 	if (!skb || __dev_direct_xmit(skb, 0) != NET_XMIT_SUCCESS) {
-		rxe_counter_inc(rxe, RXE_CNT_SEND_ERR);
+		rxe_counter_inc(rxe, RXECC_CNT_PFC_TX_ERR);
 		return;
 	}
 	for (p = 0; p < PFC_NUM_PRIO; p++)
