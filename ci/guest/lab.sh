@@ -155,9 +155,9 @@ wait_exit() {
 	done
 	if kill -0 "$pid" 2>/dev/null; then
 		for p in $(pgrep -f rxecc-verbs); do
-			echo "== $p: $(tr '\0' ' ' </proc/$p/cmdline)"
-			grep -E '^(State|Name)' /proc/$p/status
-			cat /proc/$p/stack 2>/dev/null
+			echo "== $p: $(tr '\0' ' ' </proc/"$p"/cmdline)"
+			grep -E '^(State|Name)' /proc/"$p"/status
+			cat /proc/"$p"/stack 2>/dev/null
 		done >>"$3"
 		say "a probe process did not end in $2 s: killed (see $3)"
 		pkill -KILL -f rxecc-verbs

@@ -70,7 +70,7 @@ use_dcqcn() {	# on|off [LINK]; also (re)installs the marking bottleneck towards 
 	fabric_mark 1 "$RATE" 20000 60000 "$QLIMIT" || return 1
 	local en=none
 	[ "$1" = on ] && en=all
-	fabric_dcqcn_all profile lab && fabric_dcqcn_all set ecn ect0 rp_enable $en np_enable $en \
+	fabric_dcqcn_all profile lab && fabric_dcqcn_all set ecn ect0 rp_enable "$en" np_enable "$en" \
 		rp_rate_to_set_on_first_cnp "$FIRST_CNP" link_speed "${2:-$RATE}"
 }
 
@@ -97,6 +97,7 @@ COUNTERS="1:np_cnp_sent 1:np_ecn_marked_roce_packets 1:rcvd_pkts 1:duplicate_req
 incast() {
 	local name=$1 tool=$2 i pids=() rc=0
 	shift 2
+	# shellcheck disable=SC2086 # intended splitting of the counter list
 	snap $COUNTERS
 	for i in 2 3; do
 		fabric_in 1 timeout "$TMO" "$tool" -d h1 -x "$(fabric_gid 1)" -F -s 65536 "${PT[@]}" \
@@ -105,16 +106,16 @@ incast() {
 	done
 	wait_for 15 tcp_listening "$(fabric_ns 1)" 2
 	for i in 2 3; do
-		client_run "$LOGDIR/$name.c$i.log" ip netns exec "$(fabric_ns $i)" \
-			"$tool" -d "h$i" -x "$(fabric_gid $i)" -F -s 65536 "${PT[@]}" -p $((18700 + i)) "$@" \
+		client_run "$LOGDIR/$name.c$i.log" ip netns exec "$(fabric_ns "$i")" \
+			"$tool" -d "h$i" -x "$(fabric_gid "$i")" -F -s 65536 "${PT[@]}" -p $((18700 + i)) "$@" \
 			"$(fabric_ip 1)" >/dev/null &
 		pids+=($!)
 	done
 	fabric_backlog_sampler 1 >"$LOGDIR/$name.backlog" &
 	local sampler=$!
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
-	kill_tree $sampler
-	wait $sampler 2>/dev/null
+	kill_tree "$sampler"
+	wait "$sampler" 2>/dev/null
 	for i in 2 3; do
 		local it
 		it=$(perftest_value "$LOGDIR/$name.s$i.log" "#iterations") || it=0
@@ -123,7 +124,7 @@ incast() {
 	local k
 	for k in $COUNTERS; do echo "$name: h${k%%:*} ${k#*:} +$(delta "$k")"; done
 	echo "$name: mean switch backlog while it sent: $(busy_backlog "$LOGDIR/$name.backlog") B"
-	return $rc
+	return "$rc"
 }
 # busy_backlog FILE: the mean queue (bytes) over the samples ("sent backlog")
 # taken while the port was sending.
@@ -185,7 +186,7 @@ ktap_result "2:1 incast: DCQCN keeps the bottleneck queue shorter than without, 
 
 # ---- on the wire ---------------------------------------------------------
 qpn_of() {	# qpn_of DEV: the RC QPs of DEV, from the trace of the 'on' run
-	grep -oE "rxecc_cnp_handled: dev=$1 qpn=[0-9]+" $TR/trace | grep -oE '[0-9]+$' | sort -u
+	grep -oE "rxecc_cnp_handled: dev=$1 qpn=[0-9]+" "$TR/trace" | grep -oE '[0-9]+$' | sort -u
 }
 cnp_format() {
 	local f="$LOGDIR/on.h1.cnp.pcap" qps
@@ -253,8 +254,8 @@ cnp_spacing() {
 	incast gap ib_write_bw
 	local rc=$?
 	sleep 1
-	capture_stop "$f"; wait $cap 2>/dev/null
-	[ $rc -eq 0 ] || return 1
+	capture_stop "$f"; wait "$cap" 2>/dev/null
+	[ "$rc" -eq 0 ] || return 1
 	# A QP is its address and number: h2 and h3 can have QPs of one number.
 	tshark -r "$f" -Y 'infiniband.bth.opcode == 0x81' -T fields -e frame.time_epoch -e ip.dst \
 		-e infiniband.bth.destqp 2>/dev/null |
@@ -286,7 +287,7 @@ for qp, ts in times.items():
           (qp, len(ts), min(gaps) * 1e6, span / len(gaps) * 1e6, short))
     ok = ok and short <= max(1, len(gaps) // 100) and span >= (len(gaps) - 1) * gap
 print("%d CNPs" % n)
-sys.exit(0 if ok and any(len(ts) > 1 for ts in times.values()) else 1)' $gap_us
+sys.exit(0 if ok and any(len(ts) > 1 for ts in times.values()) else 1)' "$gap_us"
 }
 ktap_result "np_min_time_between_cnps 10 ms: per QP on the wire, n CNPs span n - 2 gaps or more and at most 1 % of the gaps are under half a gap" cnp_spacing
 
@@ -295,22 +296,23 @@ read_run() {
 	# sends CNPs to the responders, whose read responses are paced.
 	use_dcqcn on || return 1
 	local i pids=() rc=0
+	# shellcheck disable=SC2086 # intended splitting of the counter list
 	snap $COUNTERS
 	for i in 2 3; do
-		fabric_in $i timeout "$TMO" ib_read_bw -d "h$i" -x "$(fabric_gid $i)" -F -s 65536 "${PT[@]}" \
+		fabric_in "$i" timeout "$TMO" ib_read_bw -d "h$i" -x "$(fabric_gid "$i")" -F -s 65536 "${PT[@]}" \
 			-p $((18800 + i)) >"$LOGDIR/read.s$i.log" 2>&1 &
 		pids+=($!)
 	done
 	sleep 2
 	for i in 2 3; do
 		client_run "$LOGDIR/read.c$i.log" ip netns exec "$(fabric_ns 1)" ib_read_bw -d h1 \
-			-x "$(fabric_gid 1)" -F -s 65536 "${PT[@]}" -p $((18800 + i)) "$(fabric_ip $i)" >/dev/null &
+			-x "$(fabric_gid 1)" -F -s 65536 "${PT[@]}" -p $((18800 + i)) "$(fabric_ip "$i")" >/dev/null &
 		pids+=($!)
 	done
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
 	local k
 	for k in $COUNTERS; do echo "read: h${k%%:*} ${k#*:} +$(delta "$k")"; done
-	[ $rc -eq 0 ] && [ "$(delta 1:np_cnp_sent)" -gt 0 ] && [ "$(delta 2:rp_cnp_handled)" -gt 0 ] &&
+	[ "$rc" -eq 0 ] && [ "$(delta 1:np_cnp_sent)" -gt 0 ] && [ "$(delta 2:rp_cnp_handled)" -gt 0 ] &&
 		[ "$(delta 3:rp_cnp_handled)" -gt 0 ] && [ "$(delta 2:rp_tx_deferred)" -gt 0 ]
 }
 ktap_result "RDMA READ 2:1: CE on read responses gives CNPs to the responders, which pace their responses" read_run
@@ -330,7 +332,7 @@ RECOVER_LINE=200
 released() { qp_cc h2 | grep -q 'cc line-rate'; }
 recover() {
 	use_dcqcn on "${RECOVER_LINE}mbit" || return 1
-	echo recover-start >$TR/trace_marker	# this test's rate events: after it
+	echo recover-start >"$TR/trace_marker"	# this test's rate events: after it
 	fabric_dcqcn_all profile paper scale "${RECOVER_LINE}mbit" &&
 		fabric_dcqcn_all set rp_rate_to_set_on_first_cnp "$FIRST_CNP" || return 1
 	fabric_dcqcn 2 show | grep -E 'rp_time_reset|rp_ai_rate_kbps'
@@ -357,17 +359,17 @@ recover() {
 	kill_tree "$spid"
 	wait "$cpid" "$spid" 2>/dev/null
 	fabric_mark 1 "$RATE" 20000 60000 "$QLIMIT" || rc=1
-	[ $rc -eq 0 ] || return 1
+	[ "$rc" -eq 0 ] || return 1
 	local low
 	# The lowest Rc h2 had (its rate events): the port shared by nobody
 	# else, it falls below half the line rate (one instant can be at the
 	# top of the saw-tooth, above it on a busy machine); afterwards the
 	# limiter is released (line rate).
-	low=$(sed -n '/recover-start/,$p' $TR/trace |
+	low=$(sed -n '/recover-start/,$p' "$TR/trace" |
 		grep -oE "rxecc_rate: dev=h2 qpn=[0-9]+ event=[a-z_-]+ rc=[0-9]+" | grep -oE '[0-9]+$' | sort -n | head -n 1)
 	echo "h2's lowest Rc: ${low:-none} kbit/s"
 	echo "$congested" | grep -q 'cc limited' && [ "${low:-999999999}" -lt $((RECOVER_LINE * 500)) ] &&
-		sed -n '/recover-start/,$p' $TR/trace | grep -qE "rxecc_rate: dev=h2 .*event=release"
+		sed -n '/recover-start/,$p' "$TR/trace" | grep -qE "rxecc_rate: dev=h2 .*event=release"
 }
 ktap_result "one flow at 4 times the port's rate, paper profile scaled to it: Rc below half the line rate while congested, limiter released within 20 s once it ends" recover
 
@@ -397,9 +399,10 @@ crafted() {
 		while IFS= read -r l; do [[ $l =~ $1 ]] && return 0; done <<<"$(rdma res show qp)"
 		return 1
 	}
+	# shellcheck disable=SC2015 # report and fail when either wait fails
 	wait_for 15 qp_state_is 'link h2/1 .*type RC state RTS' &&
 		wait_for 15 qp_state_is 'link h3/1 .*type RC state (INIT|RESET)' ||
-		{ rdma res show qp; cat "$LOGDIR/crafted.init.log"; kill $spid $cpid $ipid; return 1; }
+		{ rdma res show qp; cat "$LOGDIR/crafted.init.log"; kill "$spid" "$cpid" "$ipid"; return 1; }
 	local q2 q3 rc=0
 	q2=$(rdma res show qp | grep -E 'link h2/1 .*type RC' | grep -oE 'lqpn [0-9]+' | grep -oE '[0-9]+' | head -n 1)
 	q3=$(rdma res show qp | grep -E 'link h3/1 .*type RC' | grep -oE 'lqpn [0-9]+' | grep -oE '[0-9]+' | head -n 1)
@@ -437,29 +440,30 @@ crafted() {
 	sent=$(cnt 2 sent_pkts)
 	sleep 1
 	echo "h2 sent $(($(cnt 2 sent_pkts) - sent)) packets in the second after"
-	[ "$(cnt 2 sent_pkts)" -gt "$sent" ] && kill -0 $cpid 2>/dev/null || rc=1
-	kill_tree $ipid; kill_tree $cpid; kill_tree $spid
-	wait $ipid $cpid $spid 2>/dev/null
+	[ "$(cnt 2 sent_pkts)" -gt "$sent" ] && kill -0 "$cpid" 2>/dev/null || rc=1
+	kill_tree "$ipid"; kill_tree "$cpid"; kill_tree "$spid"
+	wait "$ipid" "$cpid" "$spid" 2>/dev/null
 	fabric_mark 1 "$RATE" 20000 60000 "$QLIMIT" || rc=1
-	return $rc
+	return "$rc"
 }
 ktap_result "hand-made CNPs: unknown QP, off-path source, QP in INIT and malformed ones counted and dropped; a valid one is handled" crafted
 
 tracepoints() {
 	local e n
 	for e in rxecc_cnp_sent rxecc_cnp_handled rxecc_rate; do
-		n=$(grep -c "$e:" $TR/trace)
+		n=$(grep -c "$e:" "$TR/trace")
 		echo "$e: $n events"
 		[ "$n" -gt 0 ] || return 1
 	done
-	grep -m 3 "rxecc_rate:" $TR/trace
-	grep -qE "rxecc_rate: .*event=cut" $TR/trace && grep -qE "rxecc_rate: .*event=timer" $TR/trace
+	grep -m 3 "rxecc_rate:" "$TR/trace"
+	grep -qE "rxecc_rate: .*event=cut" "$TR/trace" && grep -qE "rxecc_rate: .*event=timer" "$TR/trace"
 }
 ktap_result "tracepoints: rxecc_cnp_sent, rxecc_cnp_handled and rxecc_rate (cuts and timer increases) recorded" tracepoints
 
 ipv6_run() {
 	use_dcqcn on || return 1
 	local i pids=() rc=0
+	# shellcheck disable=SC2086 # intended splitting of the counter list
 	snap $COUNTERS
 	for i in 2 3; do
 		fabric_in 1 timeout "$TMO" ib_write_bw -d h1 -x "$(fabric_gid 1 6)" -F -s 65536 "${PT[@]}" \
@@ -468,14 +472,14 @@ ipv6_run() {
 	done
 	sleep 2
 	for i in 2 3; do
-		client_run "$LOGDIR/v6.c$i.log" ip netns exec "$(fabric_ns $i)" ib_write_bw -d "h$i" \
-			-x "$(fabric_gid $i 6)" -F -s 65536 "${PT[@]}" -p $((18920 + i)) "$(fabric_ip 1)" >/dev/null &
+		client_run "$LOGDIR/v6.c$i.log" ip netns exec "$(fabric_ns "$i")" ib_write_bw -d "h$i" \
+			-x "$(fabric_gid "$i" 6)" -F -s 65536 "${PT[@]}" -p $((18920 + i)) "$(fabric_ip 1)" >/dev/null &
 		pids+=($!)
 	done
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
 	echo "h1 np_cnp_sent +$(delta 1:np_cnp_sent), h2 rp_cnp_handled +$(delta 2:rp_cnp_handled)," \
 		"h3 rp_cnp_handled +$(delta 3:rp_cnp_handled)"
-	[ $rc -eq 0 ] && [ "$(delta 1:np_cnp_sent)" -gt 0 ] && [ "$(delta 2:rp_cnp_handled)" -gt 0 ] &&
+	[ "$rc" -eq 0 ] && [ "$(delta 1:np_cnp_sent)" -gt 0 ] && [ "$(delta 2:rp_cnp_handled)" -gt 0 ] &&
 		[ "$(delta 3:rp_cnp_handled)" -gt 0 ]
 }
 ktap_result "2:1 incast over IPv6 GIDs: CNPs sent and handled" ipv6_run
@@ -499,14 +503,14 @@ live_change() {
 	fabric_dcqcn 2 set rp_enable all
 	echo "rp on: $a"
 	echo "rp off: $b"
-	wait $cpid || rc=1
-	wait $spid || rc=1
-	[ $rc -eq 0 ] && echo "$a" | grep -q 'cc limited' && echo "$b" | grep -q 'cc line-rate'
+	wait "$cpid" || rc=1
+	wait "$spid" || rc=1
+	[ "$rc" -eq 0 ] && echo "$a" | grep -q 'cc limited' && echo "$b" | grep -q 'cc line-rate'
 }
 ktap_result "rp_enable changed on a live, limited QP: released at once, traffic keeps going" live_change
 
 cleanup_check() {
-	echo 0 > $TR/events/rxecc/enable
+	echo 0 > "$TR/events/rxecc/enable"
 	fabric_destroy
 	modules_unload
 }

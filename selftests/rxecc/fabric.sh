@@ -239,12 +239,14 @@ fabric_mark() {
 # a whole run.
 fabric_backlog_sampler() {
 	# tc prints a size near a multiple of 1024 as Kb or Mb.
+	# shellcheck disable=SC2016 # awk's fields, not the shell's
 	local prog='function bytes(v) {
 		if (v ~ /Mb$/) return v * 1048576
 		if (v ~ /Kb$/) return v * 1024
 		return v + 0
 	}
 	/Sent/ && !s {s = $2} /backlog/ && !b {b = bytes($2)} END {print s + 0, b}'
+	# shellcheck disable=SC2016 # the inner bash's arguments
 	fabric_sw bash -c 'while :; do tc -s qdisc show dev "$1" | awk "$2"; sleep 0.1; done' \
 		_ "swp$1" "$prog"
 }

@@ -26,7 +26,8 @@ source "$(dirname "$0")/verbs.sh"
 need_root
 HERE=$(cd "$(dirname "$0")" && pwd)
 FI=/sys/kernel/debug
-[ -d $FI/failslab ] && [ -d $FI/fail_page_alloc ] ||
+# shellcheck disable=SC2015 # skip when either directory is missing
+[ -d "$FI/failslab" ] && [ -d "$FI/fail_page_alloc" ] ||
 	ktap_exit_skip "this kernel has no fault injection (failslab, fail_page_alloc): make check-debug runs this test"
 
 ktap_header
@@ -73,7 +74,7 @@ link_faults() {
 	cat "$LOGDIR/link.err"
 	json_sum "$LOGDIR/link.json" | tee -a "$VERBS_SUMMARY" || rc=1
 	[ -z "$(ls /sys/class/infiniband)" ] || { echo "left behind: $(ls /sys/class/infiniband)"; rc=1; }
-	return $rc
+	return "$rc"
 }
 ktap_result "rdma link add with each allocation failed in turn: an error or absorbed, no device left behind" link_faults
 
@@ -91,7 +92,7 @@ verbs_faults() {
 	peer_pair fault_after ibv_rc_pingpong -d x0 -g "$g" -n 100 -c -- \
 		ibv_rc_pingpong -d x0 -g "$g" -n 100 -c 10.0.0.1 >/dev/null || rc=1
 	rdma link delete x0 || rc=1
-	return $rc
+	return "$rc"
 }
 ktap_result "open, PD, CQ, MR, QP, connect, SEND with each allocation failed in turn: errors returned, nothing leaked, the device works after" verbs_faults
 config_faults() {
@@ -103,7 +104,7 @@ config_faults() {
 	cat "$LOGDIR/config.err"
 	json_sum "$LOGDIR/config.json" | tee -a "$VERBS_SUMMARY" || rc=1
 	rdma link delete x0 || rc=1
-	return $rc
+	return "$rc"
 }
 ktap_result "rxecc dcqcn set (device, defaults), tc qdisc add and change pfc with each allocation failed in turn: a failed request changed nothing, an applied one applied its value" config_faults
 
@@ -122,13 +123,13 @@ skb_faults() {
 	local nomem0=$(($(port_counter h2 tx_nomem_retry) + $(port_counter h3 tx_nomem_retry)))
 	# 6.1 marks a cache for failslab only at boot (slub_debug=A,CACHE;
 	# make check-debug boots so).
-	[ "$(cat $SKB 2>/dev/null)" = 1 ] ||
+	[ "$(cat "$SKB" 2>/dev/null)" = 1 ] ||
 		{ echo "$SKB is not 1: boot with slub_debug=A,skbuff_head_cache"; return 1; }
 	fabric_cc_mode swp1 50 "link 1gbit limit 256KiB" "kmin 10KB kmax 40KB pmax 20" off on || return 1
 	for i in 2 3; do verbs_server "skb-$i" $((19500 + i)) 30 || return 1; done
-	echo Y >$FI/failslab/cache-filter
-	echo $INJECT >$FI/failslab/times
-	echo 1 >$FI/failslab/probability
+	echo Y >"$FI/failslab/cache-filter"
+	echo "$INJECT" >"$FI/failslab/times"
+	echo 1 >"$FI/failslab/probability"
 	for i in 2 3; do
 		fabric_in "$i" timeout 300 "$VERBS" client "$(fabric_ip 1)" -p $((19500 + i)) \
 			--seed $((19500 + i)) --timeout 30 --tos 104 --duration 4 --ack-timeout 14 \
@@ -149,15 +150,15 @@ skb_faults() {
 		# a QP with older WQEs unacknowledged then stopped completing).
 		[ "$code" -eq 0 ] && verbs_summary "$LOGDIR/skb-$i.c.json" >/dev/null || rc=1
 	done
-	left=$(cat $FI/failslab/times)
-	echo 0 >$FI/failslab/probability
-	echo N >$FI/failslab/cache-filter
+	left=$(cat "$FI/failslab/times")
+	echo 0 >"$FI/failslab/probability"
+	echo N >"$FI/failslab/cache-filter"
 	injected=$((INJECT - left))
-	if [ $rc -ne 0 ]; then	# what the devices and the CM saw
+	if [ "$rc" -ne 0 ]; then	# what the devices and the CM saw
 		for i in 1 2 3; do
-			echo "h$i: $(grep -H . /sys/class/infiniband/h$i/ports/1/hw_counters/* 2>/dev/null |
+			echo "h$i: $(grep -H . /sys/class/infiniband/h"$i"/ports/1/hw_counters/* 2>/dev/null |
 				sed 's@.*/@@' | grep -v ':0$' | tr '\n' ' ')"
-			echo "h$i cm: $(grep -rH . /sys/class/infiniband_cm/h$i/1/ 2>/dev/null |
+			echo "h$i cm: $(grep -rH . "/sys/class/infiniband_cm/h$i/1/" 2>/dev/null |
 				sed 's@.*/1/@@' | grep -v ':0$' | tr '\n' ' ')"
 		done
 	fi
@@ -166,7 +167,7 @@ skb_faults() {
 		"h1 np_cnp_send_err $(port_counter h1 np_cnp_send_err);" \
 		"completer_retry_err h2 $(port_counter h2 completer_retry_err), h3 $(port_counter h3 completer_retry_err)"
 	echo "traffic: $injected socket buffer allocations failed, $retried request packets built again" >>"$VERBS_SUMMARY"
-	[ "$injected" -gt 0 ] && [ "$retried" -gt 0 ] && [ $rc -eq 0 ]
+	[ "$injected" -gt 0 ] && [ "$retried" -gt 0 ] && [ "$rc" -eq 0 ]
 }
 ktap_result "2:1 incast with DCQCN while 1 % of socket buffer allocations fail: both transfers verified, the requesters' failed buffers retried (tx_nomem_retry)" skb_faults
 echo "rxecc-fault: injection off" >/dev/kmsg
@@ -176,11 +177,11 @@ after_faults() {
 	verbs_run after "2 3" --count 300 || return 1
 	local i now rc=0
 	for i in 1 2 3; do
-		now=$(fabric_in $i rdma resource show | grep " h$i: " | sed 's/^[0-9]*: //')
+		now=$(fabric_in "$i" rdma resource show | grep " h$i: " | sed 's/^[0-9]*: //')
 		echo "before: ${BASE[$i]}; now: $now"
 		[ "$now" = "${BASE[$i]}" ] || rc=1
 	done
-	return $rc
+	return "$rc"
 }
 ktap_result "after the faults: the fabric moves verified data, every device holds what it held before" after_faults
 

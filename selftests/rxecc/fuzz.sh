@@ -53,7 +53,7 @@ for c in sys.argv[2].split():
 		echo "h1 $c: +$d (expected +${want[$c]})"
 		[ "$d" -eq "${want[$c]}" ] || rc=1
 	done
-	return $rc
+	return "$rc"
 }
 
 # live_start NAME [ADDR]: h2 -> h1 (h1's ADDR) until live_stop (verbs.sh);
@@ -74,7 +74,7 @@ live_stop() {
 	verbs_live_stop "$1" && return 0
 	local i
 	for i in 1 2; do
-		echo "h$i: $(cd /sys/class/infiniband/h$i/ports/1/hw_counters && grep -H . * | grep -v ':0$' | tr '\n' ' ')"
+		echo "h$i: $(cd "/sys/class/infiniband/h$i/ports/1/hw_counters" && grep -H . -- * | grep -v ':0$' | tr '\n' ' ')"
 		fabric_in "$i" rdma res show qp link "h$i/1" | grep -v " GSI\| SMI" | head -4
 	done
 	return 1
@@ -119,13 +119,13 @@ roce_round() {
 		"${how[@]}" >"$LOGDIR/fuzz-$seed.json" || rc=1
 	sleep 1
 	[ "${2:-4}" != tagged ] || fabric_in 1 ip addr del 239.1.2.3/32 dev eth0
-	[ $rc -eq 0 ] || return 1
+	[ "$rc" -eq 0 ] || return 1
 	cat "$LOGDIR/fuzz-$seed.json"
 	echo "receive backlog drops: $(($(softnet_drops) - sn))"
 	check_expect "$LOGDIR/fuzz-$seed.json" || rc=1
 	echo "seed $seed: $FUZZ RoCE packets $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kinds"])' \
 		"$LOGDIR/fuzz-$seed.json"), each counted" >>"$VERBS_SUMMARY"
-	return $rc
+	return "$rc"
 }
 
 # ---- RoCE ---------------------------------------------------------------------
@@ -138,7 +138,7 @@ roce_fuzz() {
 	roce_round 2 || rc=1
 	roce_round 3 tagged || rc=1
 	live_stop roce || rc=1
-	return $rc
+	return "$rc"
 }
 ktap_result "RoCE fuzz (3 x $FUZZ packets, seeds 1 to 3, the third priority-tagged): every packet dropped and counted by reason, the live QP's data verified" roce_fuzz
 
@@ -149,7 +149,7 @@ roce_fuzz6() {
 	local rc=0
 	roce_round 4 6 || rc=1
 	live_stop roce6 || rc=1
-	return $rc
+	return "$rc"
 }
 ktap_result "RoCE fuzz over IPv6 ($FUZZ packets, seed 4): every packet dropped and counted by reason, the live QP's data verified" roce_fuzz6
 
@@ -174,7 +174,7 @@ pfc_fuzz() {	# h1 has PFC off: every enabled priority of a frame is ignored
 	check_expect "$LOGDIR/pfc-fuzz.json" || rc=1
 	live_stop pfc || rc=1
 	echo "PFC: $PFC_FUZZ frames, each counted" >>"$VERBS_SUMMARY"
-	return $rc
+	return "$rc"
 }
 ktap_result "PFC fuzz ($PFC_FUZZ random and malformed frames, PFC off): counted, nothing paused, live data verified" pfc_fuzz
 
@@ -210,7 +210,7 @@ qdisc_fuzz() {
 	live_stop qdisc || rc=1
 	fabric_sw tc qdisc del dev swp1 root || rc=1
 	echo "PFC at sch_pfc: $PFC_FUZZ frames, each counted" >>"$VERBS_SUMMARY"
-	return $rc
+	return "$rc"
 }
 ktap_result "PFC fuzz at a pfc qdisc's receive path ($PFC_FUZZ frames, PFC on priority 3): counted, priority 3 paused, live data verified" qdisc_fuzz
 
@@ -241,7 +241,7 @@ EOF
 	sleep 0.5
 	check_expect "$LOGDIR/pfc-enabled.json" || rc=1
 	fabric_dcqcn 1 set pfc_enable none
-	return $rc
+	return "$rc"
 }
 ktap_result "PFC frames pause only the priorities PFC is enabled for (7 others ignored per frame)" pfc_enabled_only
 

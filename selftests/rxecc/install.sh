@@ -56,6 +56,7 @@ ktap_result "modinfo finds rdma_rxecc under extra/" \
 	bash -c "modinfo -n rdma_rxecc | grep -qx /lib/modules/$KV/extra/rdma_rxecc.ko"
 ktap_result "rdma link add type rxecc autoloads rdma_rxecc" \
 	bash -c '! [ -d /sys/module/rdma_rxecc ] && source '"$(dirname "$0")"'/lib.sh && rdma_link_add x0 rxecc d0 && [ -d /sys/module/rdma_rxecc ]'
+# shellcheck disable=SC2016 # expanded by the inner bash -c, not here
 ktap_result "the autoloaded device works (ibv_rc_pingpong)" \
 	bash -c 'source '"$(dirname "$0")"'/lib.sh; g=$(wait_gid x0 10.0.0.1) &&
 		peer_pair inst ibv_rc_pingpong -d x0 -g $g -n 50 -c -- ibv_rc_pingpong -d x0 -g $g -n 50 -c 10.0.0.1'
@@ -75,6 +76,7 @@ ktap_result "tc qdisc add ... pfc autoloads sch_pfc; the installed tool shows it
 	bash -c '! [ -d /sys/module/sch_pfc ] && tc qdisc add dev d0 root pfc && [ -d /sys/module/sch_pfc ] &&
 		/usr/local/sbin/rxecc qdisc show dev d0 | grep -q "^qdisc pfc" && tc qdisc del dev d0 root &&
 		modprobe -r sch_pfc'
+# shellcheck disable=SC2016 # expanded by the inner bash -c, not here
 ktap_result "modprobe -r rdma_rxecc with a device removes it" \
 	bash -c 'modprobe -r rdma_rxecc && ! [ -d /sys/module/rdma_rxecc ] && [ -z "$(ls /sys/class/infiniband)" ]'
 t0=$SECONDS

@@ -59,16 +59,17 @@ ktap_result "uncongested: 1500 messages of the mix, every byte and completion ch
 
 congested() {	# NAME PFC DCQCN
 	local name=$1 rc=0
-	fabric_cc_mode swp1 $RATE "$QUEUE" "$MARK" "$2" "$3" || return 1
+	fabric_cc_mode swp1 "$RATE" "$QUEUE" "$MARK" "$2" "$3" || return 1
+	# shellcheck disable=SC2086 # intended splitting of the counter list
 	snap $COUNTERS
-	verbs_run "$name" "2 3" --tos $TOS --duration $DUR --ack-timeout $ACK_TIMEOUT || rc=1
+	verbs_run "$name" "2 3" --tos "$TOS" --duration "$DUR" --ack-timeout "$ACK_TIMEOUT" || rc=1
 	fabric_sw "$T" -j qdisc show dev swp1 >"$LOGDIR/$name.qdisc.json"
 	show_counters
 	DROPS=$(python3 -c 'import json,sys; print(sum(p["drops"] for p in json.load(open(sys.argv[1]))[0]["prio"]))' \
 		"$LOGDIR/$name.qdisc.json")
 	echo "$name: switch drops $DROPS"
 	fabric_sw tc qdisc del dev swp1 root
-	return $rc
+	return "$rc"
 }
 
 dcqcn_run() {
@@ -102,7 +103,7 @@ read_drops() {
 	echo "h1's tbf dropped ${qd:-?}; h1 tx_local_retry +$(delta 1:tx_local_retry)," \
 		"send_rnr_err +$(delta 1:send_rnr_err); h2 rcvd_rnr_err +$(delta 2:rcvd_rnr_err)," \
 		"completer_retry_err +$(delta 2:completer_retry_err)"
-	[ $rc -eq 0 ] && [ "${qd:-0}" -gt 0 ] && [ "$(delta 1:tx_local_retry)" -gt 0 ] &&
+	[ "$rc" -eq 0 ] && [ "${qd:-0}" -gt 0 ] && [ "$(delta 1:tx_local_retry)" -gt 0 ] &&
 		[ "$(delta 1:send_rnr_err)" -eq 0 ] && [ "$(delta 2:rcvd_rnr_err)" -eq 0 ]
 }
 ktap_result "READ responses dropped by the responder's own qdisc: sent again (no RNR NAK), nothing lost or corrupted" read_drops
@@ -116,9 +117,9 @@ rxe_fix() {	# CASE
 	fabric_dcqcn 1 set pfc_enable 0x08 link_speed 1mbit || return 1
 	timeout "$(scaled_time 120)" python3 "$(dirname "$0")/rxe_fixes.py" "$1" \
 		--resp h1 --resp-gid "$(fabric_gid 1)" --req h2 --req-gid "$(fabric_gid 2)" \
-		--port swp1 --port-netns "/run/netns/$(fabric_sw_ns)" --prio 3 --tclass $TOS || rc=1
+		--port swp1 --port-netns "/run/netns/$(fabric_sw_ns)" --prio 3 --tclass "$TOS" || rc=1
 	fabric_dcqcn 1 set pfc_enable none link_speed auto || rc=1
-	return $rc
+	return "$rc"
 }
 mw_rebind() { rxe_fix mw-rebind; }
 ktap_result "READ through a memory window bound to another MR mid-response: remote access error, no data the window no longer covers (0014)" mw_rebind
@@ -139,15 +140,16 @@ netem_run() {	# NAME COUNTER... -- NETEM ARGS
 	shift
 	while [ "$1" != -- ]; do counters+=("$1"); shift; done
 	shift
-	for p in swp1 swp2; do fabric_sw tc qdisc replace dev $p root netem "$@" || return 1; done
+	for p in swp1 swp2; do fabric_sw tc qdisc replace dev "$p" root netem "$@" || return 1; done
+	# shellcheck disable=SC2086 # intended splitting of the counter list
 	snap $COUNTERS
-	verbs_run "$name" 2 --tos $TOS --count $COUNT --ack-timeout 14 || rc=1
+	verbs_run "$name" 2 --tos "$TOS" --count "$COUNT" --ack-timeout 14 || rc=1
 	fabric_sw tc -s qdisc show dev swp1 | head -3
-	for p in swp1 swp2; do fabric_sw tc qdisc del dev $p root; done
+	for p in swp1 swp2; do fabric_sw tc qdisc del dev "$p" root; done
 	show_counters
 	for c in "${counters[@]}"; do n=$((n + $(delta "$c"))); done
 	echo "$name: ${counters[*]}: +$n"
-	[ $rc -eq 0 ] && [ $n -gt 0 ]
+	[ "$rc" -eq 0 ] && [ "$n" -gt 0 ]
 }
 loss() { netem_run loss 2:completer_retry_err 2:rcvd_seq_err -- loss 1%; }
 ktap_result "netem loss 1%: retransmitted (retries, sequence NAKs), nothing lost or corrupted" loss
@@ -165,12 +167,13 @@ ktap_result "netem duplication 3%: duplicates recognised, nothing delivered twic
 ack_timer() {
 	local rc=0 to=14
 	[ "${RXECC_TIMEOUT_SCALE:-1}" -le 1 ] || to=16
-	for p in swp1 swp2; do fabric_sw tc qdisc replace dev $p root netem delay 5ms || return 1; done
+	for p in swp1 swp2; do fabric_sw tc qdisc replace dev "$p" root netem delay 5ms || return 1; done
+	# shellcheck disable=SC2086 # intended splitting of the counter list
 	snap $COUNTERS
-	verbs_run acktimer 2 --count $ACK_TIMER_COUNT --depth 1 --poll event --ack-timeout $to || rc=1
-	for p in swp1 swp2; do fabric_sw tc qdisc del dev $p root; done
+	verbs_run acktimer 2 --count "$ACK_TIMER_COUNT" --depth 1 --poll event --ack-timeout "$to" || rc=1
+	for p in swp1 swp2; do fabric_sw tc qdisc del dev "$p" root; done
 	show_counters
-	[ $rc -eq 0 ] && [ "$(delta 2:completer_retry_err)" -eq 0 ] &&
+	[ "$rc" -eq 0 ] && [ "$(delta 2:completer_retry_err)" -eq 0 ] &&
 		[ "$(delta 1:duplicate_request)" -eq 0 ] && [ "$(delta 2:duplicate_request)" -eq 0 ]
 }
 ktap_result "one message at a time over a 10 ms round trip, ACK timeout 67 ms: no timeout fires, nothing resent" ack_timer

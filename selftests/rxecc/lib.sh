@@ -389,7 +389,7 @@ listeners() {
 	while IFS= read -r l; do
 		[[ $l != *"state LISTEN"* ]] || n=$((n + 1))
 	done <<<"$(rdma resource show cm_id 2>/dev/null)"
-	echo $n
+	echo "$n"
 }
 listening_more_than() { [ "$(listeners "${2:-}")" -gt "$1" ]; }
 

@@ -15,6 +15,7 @@ veth_up d0 10.0.0.1/24 fd00::1/64 || ktap_exit_skip "cannot create a veth pair"
 veth_up d1 10.0.1.1/24 || ktap_exit_skip "cannot create a veth pair"
 
 ktap_result "insmod rdma_rxecc" rxecc_load
+# shellcheck disable=SC2016 # expanded by the inner bash -c, not here
 ktap_result "module alias rdma-link-rxecc, none for rxe" \
 	bash -c 'modinfo -F alias "$RXECC_MODULE" | grep -qx rdma-link-rxecc &&
 		! modinfo -F alias "$RXECC_MODULE" | grep -qx rdma-link-rxe'
@@ -24,9 +25,11 @@ ktap_result "UDP 4791 bound (IPv4 and IPv6) once x0 exists" \
 	bash -c 'ss -Hlun sport = :4791 | grep -q "0.0.0.0:4791" && ss -Hlun sport = :4791 | grep -q "\[::\]:4791"'
 ktap_result "rdma link show: x0/1 ACTIVE on d0" \
 	bash -c 'rdma link show x0/1 | grep -q "state ACTIVE" && rdma link show x0/1 | grep -q "netdev d0"'
+# shellcheck disable=SC2016 # expanded by the inner bash -c, not here
 ktap_result "ibv_devinfo: x0 bound to librxe, port active, Ethernet" \
 	bash -c 'out=$(ibv_devinfo -d x0) && echo "$out" &&
 		echo "$out" | grep -q "PORT_ACTIVE" && echo "$out" | grep -q "link_layer:.*Ethernet"'
+# shellcheck disable=SC2016 # expanded by the inner bash -c, not here
 ktap_result "uverbs ABI version of x0 is 2 (rxe's)" \
 	bash -c 'for u in /sys/class/infiniband_verbs/uverbs*; do [ "$(cat $u/ibdev)" = x0 ] && [ "$(cat $u/abi_version)" = 2 ] && exit 0; done; exit 1'
 ktap_result "IPv4 and IPv6 RoCEv2 GIDs on x0" \
@@ -87,6 +90,7 @@ ktap_result "the kernel log says why (port 4791 bound in that namespace, rdma_rx
 	bash -c 'dmesg | grep "rdma_rxecc: d0: UDP port 4791 is already bound.*rdma_rxe"'
 ktap_result "rmmod rdma_rxecc leaves rdma_rxe and its device y0 alone" \
 	bash -c 'rmmod rdma_rxecc && [ -d /sys/module/rdma_rxe ] && [ -e /sys/class/infiniband/y0 ]'
+# shellcheck disable=SC2016 # expanded by the inner bash -c, not here
 ktap_result "rdma_rxe's device y0 still works" \
 	bash -c 'source '"$(dirname "$0")"'/lib.sh; g=$(wait_gid y0 10.0.1.1) &&
 		peer_pair y0ping ibv_rc_pingpong -d y0 -g $g -n 50 -c -- ibv_rc_pingpong -d y0 -g $g -n 50 -c 10.0.1.1'

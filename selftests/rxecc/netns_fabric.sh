@@ -28,7 +28,7 @@ sockets_per_ns() {
 	! ss -Hlun sport = :4791 | grep -q . || { echo "a RoCE socket in init_net"; return 1; }
 	local i
 	for i in 1 2 3 4; do
-		fabric_in $i ss -Hlun sport = :4791 | grep -q 0.0.0.0:4791 || { echo "none in h$i"; return 1; }
+		fabric_in "$i" ss -Hlun sport = :4791 | grep -q 0.0.0.0:4791 || { echo "none in h$i"; return 1; }
 	done
 }
 ktap_result "no RoCE socket in init_net, one per host namespace" sockets_per_ns
@@ -89,13 +89,13 @@ fanin() {
 	done
 	wait_for 15 tcp_listening "$(fabric_ns 1)" 3
 	for i in 2 3 4; do
-		client_run "$LOGDIR/fanin$i.client.log" ip netns exec "$(fabric_ns $i)" \
-			ib_write_bw -d "h$i" -x "$(fabric_gid $i)" -F -s 65536 -n "$iters" -p $((18700 + i)) \
+		client_run "$LOGDIR/fanin$i.client.log" ip netns exec "$(fabric_ns "$i")" \
+			ib_write_bw -d "h$i" -x "$(fabric_gid "$i")" -F -s 65536 -n "$iters" -p $((18700 + i)) \
 			"$(fabric_ip 1)" >/dev/null &
 		pids+=($!)
 	done
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
-	[ $rc -eq 0 ] || { echo "a flow failed"; return 1; }
+	[ "$rc" -eq 0 ] || { echo "a flow failed"; return 1; }
 	for i in 2 3 4; do
 		local it
 		it=$(perftest_value "$LOGDIR/fanin$i.server.log" "#iterations") || return 1
@@ -137,8 +137,8 @@ ns_delete() {
 	ip netns pids "$(fabric_ns 4)" | xargs -r kill -9
 	ip netns del "$(fabric_ns 4)"
 	wait_for 30 test ! -e /sys/class/infiniband/h4 || { echo "h4 still there"; return 1; }
-	kill_tree $cpid	# h3's client, whose peer is gone
-	wait $cpid 2>/dev/null
+	kill_tree "$cpid"	# h3's client, whose peer is gone
+	wait "$cpid" 2>/dev/null
 	[ -e /sys/class/infiniband/h3 ]
 }
 ktap_result "namespace of h4 deleted during traffic: its device goes, h3 stays" ns_delete
@@ -161,13 +161,14 @@ move_out() {
 	fabric_in 2 ip link set eth0 netns "${FABRIC_PREFIX}away" || return 1
 	sleep 2
 	ip netns pids "$(fabric_ns 2)" | xargs -r kill -9
-	kill_tree $cpid
-	wait $spid $cpid 2>/dev/null
+	kill_tree "$cpid"
+	wait "$spid" "$cpid" 2>/dev/null
 	wait_for 30 test ! -e /sys/class/infiniband/h2 || { echo "h2 still there"; return 1; }
 	ip netns del "${FABRIC_PREFIX}away"
 	[ -e /sys/class/infiniband/h1 ]
 }
 ktap_result "h2's netdev moved out during traffic: its device goes, h1 stays" move_out
+# shellcheck disable=SC2016 # expanded by the inner bash -c, not here
 ktap_result "surviving devices still work: h1 <-> h3 ibv_rc_pingpong" bash -c '
 	source '"$(dirname "$0")"'/lib.sh; source '"$(dirname "$0")"'/fabric.sh; FABRIC_PREFIX='"$FABRIC_PREFIX"'
 	SERVER_NS=$(fabric_ns 3) CLIENT_NS=$(fabric_ns 1) peer_pair survive \
@@ -184,9 +185,11 @@ coexist_setup() {
 		veth_up d0 10.9.0.1/24 && rxe_load && rdma_link_add y0 rxe d0
 }
 ktap_result "rdma_rxecc (hosts h5, h6) and stock rdma_rxe (y0 in init_net) both loaded" coexist_setup
+# shellcheck disable=SC2016 # expanded by the inner bash -c, not here
 ktap_result "rdma_rxe's y0 works beside rdma_rxecc" bash -c '
 	source '"$(dirname "$0")"'/lib.sh; g=$(wait_gid y0 10.9.0.1) &&
 	peer_pair coex_y0 ibv_rc_pingpong -d y0 -g $g -n 200 -c -- ibv_rc_pingpong -d y0 -g $g -n 200 -c 10.9.0.1'
+# shellcheck disable=SC2016 # expanded by the inner bash -c, not here
 ktap_result "rdma_rxecc's h5 -> switch -> h6 works beside rdma_rxe" bash -c '
 	source '"$(dirname "$0")"'/lib.sh; source '"$(dirname "$0")"'/fabric.sh; FABRIC_PREFIX='"$FABRIC_PREFIX"'
 	SERVER_NS=$(fabric_ns 6) CLIENT_NS=$(fabric_ns 5) peer_pair coex_h5 \

@@ -30,6 +30,7 @@ ktap_header
 ktap_plan 12
 
 modules_unload >/dev/null 2>&1
+# shellcheck disable=SC2015 # fail when either module does not load
 rxecc_load && pfc_load || { ktap_fail "load rdma_rxecc and sch_pfc"; ktap_finished; }
 for t in tshark python3 rping; do
 	command -v $t >/dev/null || { ktap_fail "$t is installed"; ktap_finished; }
@@ -51,6 +52,7 @@ for i in 1 2 3 4; do roce_tos $i || { ktap_fail "rdma_cm ToS of h$i"; ktap_finis
 # qstat SWITCH PORT KEY [PRIO]: a value of `rxecc -j qdisc show` (per
 # priority if PRIO is given).
 qstat() {
+	# shellcheck disable=SC2086 # ${4:-} unquoted on purpose: no PRIO passes no argument, not an empty one
 	fabric_sw_in "$1" "$T" -j qdisc show dev "$2" | python3 -c '
 import json, sys
 q = json.load(sys.stdin)[0]
@@ -66,7 +68,7 @@ bad_config() {
 		out=$(fabric_sw "$T" qdisc "$@" 2>&1)
 		rc=$?
 		echo "rxecc qdisc $*: exit $rc: $out"
-		[ $rc -eq 6 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && [[ $out == *"$want"* ]] || ok=1
+		[ "$rc" -eq 6 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && [[ $out == *"$want"* ]] || ok=1
 	}
 	check "xon 100000 above xoff 50000" add dev swp1 xoff 50KB xon 100KB
 	check "xoff 65536 above limit 50000" add dev swp1 limit 50KB
@@ -83,7 +85,7 @@ bad_config() {
 	check "quanta" change dev swp1 quanta 0
 	after=$(fabric_sw "$T" -j qdisc show dev swp1 | python3 -c 'import json,sys; q=json.load(sys.stdin)[0]; [p.pop(k) for p in q["prio"] for k in list(p) if k not in ("limit","xoff","xon","headroom","kmin","kmax","pmax")]; print(json.dumps(q, sort_keys=True))')
 	[ "$before" = "$after" ] || { echo "a refused change changed the qdisc"; ok=1; }
-	return $ok
+	return "$ok"
 }
 ktap_result "qdisc: bad configurations are refused (exit 6, one line naming the problem) and change nothing" bad_config
 
@@ -126,7 +128,7 @@ ktap_result "qdisc: every setting reads back, tc lists 8 classes, tc qdisc del r
 # CPU's receive backlog. The injector starts before the flows (a Python
 # start takes seconds on the debug kernel) and injects once h2 has sent
 # 2000 packets and a second has passed, well inside the flows' time.
-tclass_of() { if [ "$1" = 3 ]; then echo $TCLASS; else echo 32; fi; }	# DSCP 26 / 8
+tclass_of() { if [ "$1" = 3 ]; then echo "$TCLASS"; else echo 32; fi; }	# DSCP 26 / 8
 endpoint_pause() {
 	local pids=() cap inj i rc=0 frames d s0 deadline go=$LOGDIR/ep.go
 	d=$(scaled_time 6)
@@ -135,7 +137,7 @@ endpoint_pause() {
 	snap 2:rx_prio3_pause 2:rx_prio1_pause 2:rx_prio3_pause_duration 2:tx_pfc_deferred 2:rx_pfc_ignored
 	for i in 3 1; do
 		fabric_in 1 timeout $((d + 114)) ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -D "$d" \
-			-p $((18710 + i)) --tclass="$(tclass_of $i)" >"$LOGDIR/ep.s$i.log" 2>&1 &
+			-p $((18710 + i)) --tclass="$(tclass_of "$i")" >"$LOGDIR/ep.s$i.log" 2>&1 &
 		pids+=($!)
 	done
 	wait_for 15 tcp_listening "$(fabric_ns 1)" 2
@@ -143,33 +145,33 @@ endpoint_pause() {
 		-f "(src host $(fabric_ip 2) and udp dst port 4791) or ether proto 0x8808" \
 		-w "$LOGDIR/ep.h2.pcap" >/dev/null 2>&1 &
 	cap=$!
-	fabric_sw python3 "$HERE/pfc_inject.py" swp2 --prio $P --period 0.005 --duration 1.0 \
+	fabric_sw python3 "$HERE/pfc_inject.py" swp2 --prio "$P" --period 0.005 --duration 1.0 \
 		--go "$go" --go-timeout $((d + 60)) >"$LOGDIR/ep.inject.json" &
 	inj=$!
 	sleep 2
 	s0=$(cnt 2 sent_pkts)
 	for i in 3 1; do
 		client_run "$LOGDIR/ep.c$i.log" ip netns exec "$(fabric_ns 2)" ib_write_bw -d h2 \
-			-x "$(fabric_gid 2)" -F -s 4096 -D "$d" -p $((18710 + i)) --tclass="$(tclass_of $i)" \
+			-x "$(fabric_gid 2)" -F -s 4096 -D "$d" -p $((18710 + i)) --tclass="$(tclass_of "$i")" \
 			"$(fabric_ip 1)" >/dev/null &
 		pids+=($!)
 	done
 	deadline=$((SECONDS + $(scaled_time 15)))
-	while [ "$(cnt 2 sent_pkts)" -lt $((s0 + 2000)) ] && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
+	while [ "$(cnt 2 sent_pkts)" -lt $((s0 + 2000)) ] && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.2; done
 	sleep 1
 	touch "$go"
-	wait $inj || rc=1
+	wait "$inj" || rc=1
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
 	sleep 1
-	capture_stop "$LOGDIR/ep.h2.pcap"; wait $cap 2>/dev/null
+	capture_stop "$LOGDIR/ep.h2.pcap"; wait "$cap" 2>/dev/null
 	cat "$LOGDIR/ep.inject.json"
 	frames=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["frames"])' "$LOGDIR/ep.inject.json")
 	echo "h2: rx_prio3_pause +$(delta 2:rx_prio3_pause) (frames sent $frames)," \
 		"rx_prio1_pause +$(delta 2:rx_prio1_pause), rx_prio3_pause_duration" \
 		"+$(delta 2:rx_prio3_pause_duration) us, tx_pfc_deferred +$(delta 2:tx_pfc_deferred)"
-	python3 "$HERE/pfc_check.py" pause "$LOGDIR/ep.h2.pcap" $P "$(fabric_ip 2)" 26 8 \
+	python3 "$HERE/pfc_check.py" pause "$LOGDIR/ep.h2.pcap" "$P" "$(fabric_ip 2)" 26 8 \
 		"$(delta 2:rx_prio3_pause_duration)" || rc=1
-	[ $rc -eq 0 ] && [ "$(delta 2:rx_prio3_pause)" -eq "$frames" ] &&
+	[ "$rc" -eq 0 ] && [ "$(delta 2:rx_prio3_pause)" -eq "$frames" ] &&
 		[ "$(delta 2:rx_prio1_pause)" -eq 0 ] && [ "$(delta 2:tx_pfc_deferred)" -gt 0 ]
 }
 ktap_result "endpoint: PFC stops h2's priority 3 for the pause while priority 1 flows; XON resumes it; counters match the frames" endpoint_pause
@@ -202,13 +204,14 @@ REPORT=$LOGDIR/pfc-report.txt
 : >"$REPORT"
 
 # mode_set PFC DCQCN (on|off each): the switch port towards h1 and the hosts.
-mode_set() { fabric_cc_mode swp1 $RATE "$QUEUE" "$MARK" "$1" "$2"; }
+mode_set() { fabric_cc_mode swp1 "$RATE" "$QUEUE" "$MARK" "$1" "$2"; }
 
 # incast NAME [VERIFY]: h2, h3, h4 write to h1 for DUR seconds (ib_write_bw,
 # 64 KiB messages, DSCP 26); with VERIFY each also runs rping -V to h1 at
 # the same time. Writes the mode's line of the report.
 incast() {
 	local name=$1 verify=${2:-} i pids=() rc=0 caps=() cap sn
+	# shellcheck disable=SC2086 # intended splitting of the counter list
 	snap $INCAST_COUNTERS
 	sn=$(softnet_drops)
 	fabric_sw tc qdisc del dev swp1 root 2>/dev/null
@@ -216,8 +219,8 @@ incast() {
 	fabric_sw timeout 100 dumpcap -q -P -i swp1 -s 80 -w "$LOGDIR/$name.swp1.pcap" >/dev/null 2>&1 &
 	cap=$!
 	for i in $SENDERS; do
-		fabric_in 1 timeout 120 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -D $DUR \
-			-p $((18700 + i)) --tclass=$TCLASS -u $QP_TIMEOUT >"$LOGDIR/$name.s$i.log" 2>&1 &
+		fabric_in 1 timeout 120 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -D "$DUR" \
+			-p $((18700 + i)) --tclass="$TCLASS" -u "$QP_TIMEOUT" >"$LOGDIR/$name.s$i.log" 2>&1 &
 		pids+=($!)
 	done
 	if [ -n "$verify" ]; then
@@ -226,12 +229,12 @@ incast() {
 		# then fails one of them (rdma_create_qp: Invalid argument).
 		RPING_SERVERS=()
 		for i in $SENDERS; do
-			fabric_in 1 timeout 120 rping -s -a "$(fabric_ip 1)" -p $((18790 + i)) -S $RPING_SIZE \
+			fabric_in 1 timeout 120 rping -s -a "$(fabric_ip 1)" -p $((18790 + i)) -S "$RPING_SIZE" \
 				>"$LOGDIR/$name.rping-s$i.log" 2>&1 &
 			RPING_SERVERS+=($!)
 		done
 		for i in $SENDERS; do
-			fabric_in $i timeout 60 dumpcap -q -i eth0 -f 'ether proto 0x8808' \
+			fabric_in "$i" timeout 60 dumpcap -q -i eth0 -f 'ether proto 0x8808' \
 				-w "$LOGDIR/$name.h$i.pcap" >/dev/null 2>&1 &
 			caps+=($!)
 		done
@@ -241,15 +244,15 @@ incast() {
 		# Connected before the load starts, verifying data all through it.
 		for i in $SENDERS; do
 			# (each verified ping's line, cut short: 8 KB of letters)
-			fabric_in $i timeout 100 rping -c -v -V -a "$(fabric_ip 1)" -p $((18790 + i)) -C $RPING_COUNT -S $RPING_SIZE \
+			fabric_in "$i" timeout 100 rping -c -v -V -a "$(fabric_ip 1)" -p $((18790 + i)) -C "$RPING_COUNT" -S "$RPING_SIZE" \
 				2>&1 | cut -c1-60 >"$LOGDIR/$name.rping$i.log" &
 			pids+=($!)
 		done
 	fi
 	sleep 1
 	for i in $SENDERS; do
-		client_run "$LOGDIR/$name.c$i.log" ip netns exec "$(fabric_ns $i)" ib_write_bw -d "h$i" \
-			-x "$(fabric_gid $i)" -F -s 65536 -D $DUR -p $((18700 + i)) --tclass=$TCLASS -u $QP_TIMEOUT \
+		client_run "$LOGDIR/$name.c$i.log" ip netns exec "$(fabric_ns "$i")" ib_write_bw -d "h$i" \
+			-x "$(fabric_gid "$i")" -F -s 65536 -D "$DUR" -p $((18700 + i)) --tclass="$TCLASS" -u "$QP_TIMEOUT" \
 			"$(fabric_ip 1)" >/dev/null &
 		pids+=($!)
 	done
@@ -260,7 +263,7 @@ incast() {
 	sleep 1
 	for i in $SENDERS; do [ -z "$verify" ] || capture_stop "$LOGDIR/$name.h$i.pcap"; done
 	capture_stop "$LOGDIR/$name.swp1.pcap"
-	wait "${caps[@]}" $cap 2>/dev/null
+	wait "${caps[@]}" "$cap" 2>/dev/null
 	fabric_sw "$T" -j qdisc show dev swp1 >"$LOGDIR/$name.qdisc.json"
 	qd_load "$name.qdisc"
 	fabric_sw "$T" qdisc show dev swp1
@@ -269,7 +272,7 @@ incast() {
 	BACKLOG_DROPS=$(($(softnet_drops) - sn))
 	python3 "$HERE/pfc_check.py" report "$name" "$LOGDIR" "$LOGDIR/$name.swp1.pcap:$(fabric_ip 1)" |
 		sed "s/\$/; receive backlog drops $BACKLOG_DROPS/" | tee -a "$REPORT"
-	return $rc
+	return "$rc"
 }
 # qd_load NAME: priority 3's counters, "drops" (of all priorities) and
 # "frames" (priority 3's XOFF and XON sent) from $LOGDIR/NAME.json (`rxecc
@@ -307,7 +310,7 @@ pfc_only() {
 	for i in $SENDERS; do
 		n=$(grep -c '^ping data: ' "$LOGDIR/on+off.rping$i.log")
 		echo "h$i: rping -V: $n of $RPING_COUNT pings of $RPING_SIZE bytes verified"
-		[ "$n" -eq $RPING_COUNT ] || return 1
+		[ "$n" -eq "$RPING_COUNT" ] || return 1
 		! grep -qiE 'fail|mismatch|error' "$LOGDIR/on+off.rping$i.log" || return 1
 	done
 	for i in $SENDERS; do
@@ -323,7 +326,7 @@ pfc_only() {
 ktap_result "3:1 incast, PFC: nothing dropped or retransmitted, every sender paused, every transfer completes, rping -V verifies its data" pfc_only
 
 decoded() {
-	python3 "$HERE/pfc_check.py" frames "$LOGDIR/on+off.qdisc.json" $P 65535 \
+	python3 "$HERE/pfc_check.py" frames "$LOGDIR/on+off.qdisc.json" "$P" 65535 \
 		"$LOGDIR"/on+off.h{2,3,4}.pcap
 }
 ktap_result "tshark decodes the switch's PFC frames: class-enable vector 0x0008, quanta 65535 (XOFF) or 0 (XON), as many as the qdisc counted" decoded
@@ -358,22 +361,23 @@ incast_to_h1() {	# SECONDS
 	local pids=() i rc=0
 	for i in $SENDERS; do
 		fabric_in 1 timeout 120 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -D "$1" \
-			-p $((18730 + i)) --tclass=$TCLASS -u $QP_TIMEOUT >"$LOGDIR/tx.s$i.log" 2>&1 &
+			-p $((18730 + i)) --tclass="$TCLASS" -u "$QP_TIMEOUT" >"$LOGDIR/tx.s$i.log" 2>&1 &
 		pids+=($!)
 	done
 	wait_for 15 tcp_listening "$(fabric_ns 1)" 3
 	for i in $SENDERS; do
-		client_run "$LOGDIR/tx.c$i.log" ip netns exec "$(fabric_ns $i)" ib_write_bw -d "h$i" \
-			-x "$(fabric_gid $i)" -F -s 65536 -D "$1" -p $((18730 + i)) --tclass=$TCLASS \
-			-u $QP_TIMEOUT "$(fabric_ip 1)" >/dev/null &
+		client_run "$LOGDIR/tx.c$i.log" ip netns exec "$(fabric_ns "$i")" ib_write_bw -d "h$i" \
+			-x "$(fabric_gid "$i")" -F -s 65536 -D "$1" -p $((18730 + i)) --tclass="$TCLASS" \
+			-u "$QP_TIMEOUT" "$(fabric_ip 1)" >/dev/null &
 		pids+=($!)
 	done
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
-	return $rc
+	return "$rc"
 }
 endpoint_sends() {
 	local rc=0 off sent xoff_us late got paused drops
 	fabric_sw tc qdisc del dev swp1 root 2>/dev/null
+	# shellcheck disable=SC2086 # intended splitting of the queue options ($QUEUE)
 	fabric_sw "$T" qdisc add dev swp1 pfc 0x08 $QUEUE || return 1
 	fabric_dcqcn_all set rp_enable none np_enable none pfc_enable 0x08 link_speed 1gbit || return 1
 	snap 1:tx_prio3_pause
@@ -396,7 +400,7 @@ endpoint_sends() {
 		"(in XOFF $xoff_us us); 1 us/0: $late; swp1 received $got and was paused $paused us;" \
 		"swp1 sent $(qstat sw swp1 pause_tx 3) XOFF to the senders; swp1 drops $drops"
 	fabric_sw tc qdisc del dev swp1 root
-	[ $rc -eq 0 ] && [ "$off" -eq 0 ] && [ "$sent" -gt 0 ] && [ "$late" -gt 0 ] &&
+	[ "$rc" -eq 0 ] && [ "$off" -eq 0 ] && [ "$sent" -gt 0 ] && [ "$late" -gt 0 ] &&
 		[ "$got" -eq $((sent + late)) ] && [ "$paused" -gt 0 ] && [ "$drops" -eq 0 ]
 }
 ktap_result "endpoint sends PFC: h1's receive backlog wait past pfc_rx_xoff pauses the switch port towards it, frame for frame, none without it" endpoint_sends
@@ -413,10 +417,10 @@ egress_run() {	# TX_QLIMIT PORT: "drops retries deferrals"
 		limit 64kb || return 1
 	snap 2:tx_local_retry 2:tx_queue_deferred
 	fabric_in 1 timeout 60 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -D 3 -p "$2" \
-		--tclass=$TCLASS -u $QP_TIMEOUT >"$LOGDIR/egress.s$2.log" 2>&1 &
+		--tclass="$TCLASS" -u "$QP_TIMEOUT" >"$LOGDIR/egress.s$2.log" 2>&1 &
 	wait_for 15 tcp_listening_on "$(fabric_ns 1)" "$2"
 	client_run "$LOGDIR/egress.c$2.log" ip netns exec "$(fabric_ns 2)" ib_write_bw -d h2 \
-		-x "$(fabric_gid 2)" -F -s 65536 -D 3 -p "$2" --tclass=$TCLASS -u $QP_TIMEOUT \
+		-x "$(fabric_gid 2)" -F -s 65536 -D 3 -p "$2" --tclass="$TCLASS" -u "$QP_TIMEOUT" \
 		"$(fabric_ip 1)" >&2 || return 1
 	wait || return 1
 	qd=$(fabric_in 2 tc -s qdisc show dev eth0 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n 1)
@@ -429,6 +433,7 @@ egress_queue() {
 	off=$(egress_run 0 18801) || return 1
 	on=$(egress_run 16KiB 18802) || return 1
 	fabric_dcqcn 2 set tx_qlimit 0 || return 1
+	# shellcheck disable=SC2086 # intended splitting: the six numbers egress_run printed, three each
 	set -- $off $on
 	echo "tx_qlimit 0: tbf dropped $1, tx_local_retry $2, tx_queue_deferred $3;" \
 		"tx_qlimit 16KiB: tbf dropped $4, tx_local_retry $5, tx_queue_deferred $6"
@@ -460,8 +465,10 @@ HOP_COUNTERS="2:rx_prio3_pause 3:rx_prio3_pause 4:rx_prio3_pause 2:completer_ret
 hops() {
 	local name=$1 en=none mark="kmax 0" pids=() rc=0 pair src dst caps=() i
 	[ "$2" = on ] && en=all mark=$MARK
+	# shellcheck disable=SC2086 # intended splitting of the counter list
 	snap $HOP_COUNTERS
 	for s in "sw2 swp5 rate $RATE" "sw2 swp6" "sw to-sw2 rate $((RATE * 3))"; do
+		# shellcheck disable=SC2086 # intended splitting of the port's words (switch, port, tbf options)
 		set -- $s
 		fabric_sw_in "$1" tc qdisc del dev "$2" root 2>/dev/null
 		# $HOP_QUEUE and the marking are option words: split on purpose
@@ -469,26 +476,26 @@ hops() {
 		fabric_sw_in "$1" "$T" qdisc add dev "$2" "${@:3}" pfc 0x08 $HOP_QUEUE \
 			$([ "$2" = swp5 ] && echo "$mark" || echo "kmax 0") || return 1
 	done
-	fabric_dcqcn_all profile lab && fabric_dcqcn_all set ecn ect0 rp_enable $en np_enable $en \
+	fabric_dcqcn_all profile lab && fabric_dcqcn_all set ecn ect0 rp_enable "$en" np_enable "$en" \
 		pfc_enable 0x08 link_speed 1gbit || return 1
 	for pair in 2:5 3:5 4:6; do
 		src=${pair%:*} dst=${pair#*:}
-		fabric_in $dst timeout 120 ib_write_bw -d h$dst -x "$(fabric_gid $dst)" -F -s 65536 \
-			-D $DUR -p $((18720 + src)) --tclass=$TCLASS -u $QP_TIMEOUT >"$LOGDIR/$name.s$src.log" 2>&1 &
+		fabric_in "$dst" timeout 120 ib_write_bw -d "h$dst" -x "$(fabric_gid "$dst")" -F -s 65536 \
+			-D "$DUR" -p $((18720 + src)) --tclass="$TCLASS" -u "$QP_TIMEOUT" >"$LOGDIR/$name.s$src.log" 2>&1 &
 		pids+=($!)
 	done
 	wait_for 15 tcp_listening "$(fabric_ns 5)" 2 && wait_for 15 tcp_listening "$(fabric_ns 6)" 1
 	for i in 5 6; do
-		fabric_sw_in sw2 timeout 100 dumpcap -q -P -i swp$i -s 80 -w "$LOGDIR/$name.swp$i.pcap" \
+		fabric_sw_in sw2 timeout 100 dumpcap -q -P -i "swp$i" -s 80 -w "$LOGDIR/$name.swp$i.pcap" \
 			>/dev/null 2>&1 &
 		caps+=($!)
 	done
 	sleep 1
 	for pair in 2:5 3:5 4:6; do
 		src=${pair%:*} dst=${pair#*:}
-		client_run "$LOGDIR/$name.c$src.log" ip netns exec "$(fabric_ns $src)" ib_write_bw \
-			-d h$src -x "$(fabric_gid $src)" -F -s 65536 -D $DUR -p $((18720 + src)) \
-			--tclass=$TCLASS -u $QP_TIMEOUT "$(fabric_ip $dst)" >/dev/null &
+		client_run "$LOGDIR/$name.c$src.log" ip netns exec "$(fabric_ns "$src")" ib_write_bw \
+			-d "h$src" -x "$(fabric_gid "$src")" -F -s 65536 -D "$DUR" -p $((18720 + src)) \
+			--tclass="$TCLASS" -u "$QP_TIMEOUT" "$(fabric_ip "$dst")" >/dev/null &
 		pids+=($!)
 	done
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
@@ -502,7 +509,7 @@ hops() {
 	fabric_sw_in sw "$T" qdisc show dev to-sw2
 	python3 "$HERE/pfc_check.py" report "$name" "$LOGDIR" "$LOGDIR/$name.swp5.pcap:$(fabric_ip 5)" |
 		tee -a "$REPORT"
-	return $rc
+	return "$rc"
 }
 j() { qd "$@"; }
 

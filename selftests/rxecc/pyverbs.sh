@@ -53,7 +53,8 @@ place_d0() {
 		"${to[@]}" addr add 10.0.0.1/24 dev d0 && "${to[@]}" addr add fd00::1/64 dev d0 nodad &&
 		"${to[@]}" link set d0 up
 }
-ip netns add $NS && ip -n $NS link set lo up && place_d0 $NS ||
+# shellcheck disable=SC2015 # skip when any of the three steps fails
+ip netns add "$NS" && ip -n "$NS" link set lo up && place_d0 "$NS" ||
 	ktap_exit_skip "cannot move d0 into a namespace"
 NETNS=$NS run_suite rdma_rxecc rxecc n0 "$LOGDIR/pyverbs-rxecc-netns.log" \
 	>"$LOGDIR/pyverbs-rxecc-netns.results"

@@ -35,6 +35,7 @@ ktap_header
 ktap_plan 8
 
 modules_unload >/dev/null 2>&1
+# shellcheck disable=SC2015 # fail when either module does not load
 rxecc_load && pfc_load || { ktap_fail "load rdma_rxecc and sch_pfc"; ktap_finished; }
 
 # ---- sch_pfc: more ports in XOFF than one priority has slots -----------------
@@ -61,11 +62,11 @@ tc_fuzz() {
 	ping -f -q -w "$(scaled_time 60)" 10.50.0.2 >/dev/null 2>&1 &
 	pid=$!
 	python3 "$HERE/pfc_tc_fuzz.py" t0 --count 1500 --seed 20 || rc=1
-	kill $pid 2>/dev/null
-	wait $pid 2>/dev/null
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
 	ip link del t0
 	ip netns del sectc
-	return $rc
+	return "$rc"
 }
 ktap_result "sch_pfc: 1500 fuzzed option sets (seed 20) under traffic; refused ones change nothing, accepted ones read back" tc_fuzz
 
@@ -95,26 +96,27 @@ foreign_frames() {
 	q0=$(qd pfc_rx_rejected) r0=$(qd pause_rx 3)
 	mac=$(cat /sys/class/net/e0/address)
 	for kind in "--dst $mac" "--dst ff:ff:ff:ff:ff:ff" "--dst 01:80:c2:00:00:02" "--vlan 5"; do
+		# shellcheck disable=SC2086 # intended splitting: $kind is an option and its value
 		n=$(inject e0-p $kind) && [ "$(inject s0-p $kind)" = "$n" ] || return 1
 		echo "$kind: $n frames to each"
 		sent=$((sent + n))
 	done
 	echo "endpoint: rx_pfc_rejected +$(($(port_counter x0 rx_pfc_rejected) - d0)), rx_prio3_pause +$(($(port_counter x0 rx_prio3_pause) - p0)) (want +$sent, +0)"
 	echo "switch port: pfc_rx_rejected +$(($(qd pfc_rx_rejected) - q0)), pause_rx +$(($(qd pause_rx 3) - r0)) (want +$sent, +0)"
-	[ $(($(port_counter x0 rx_pfc_rejected) - d0)) -eq $sent ] || rc=1
+	[ $(($(port_counter x0 rx_pfc_rejected) - d0)) -eq "$sent" ] || rc=1
 	[ $(($(port_counter x0 rx_prio3_pause) - p0)) -eq 0 ] || rc=1
-	[ $(($(qd pfc_rx_rejected) - q0)) -eq $sent ] || rc=1
+	[ $(($(qd pfc_rx_rejected) - q0)) -eq "$sent" ] || rc=1
 	[ $(($(qd pause_rx 3) - r0)) -eq 0 ] || rc=1
 	# The same frames to the reserved address pause both.
 	n=$(inject e0-p) && [ "$(inject s0-p)" = "$n" ] || return 1
 	echo "to 01:80:c2:00:00:01: rx_prio3_pause +$(($(port_counter x0 rx_prio3_pause) - p0)), pause_rx +$(($(qd pause_rx 3) - r0)) (want +$n each)"
 	[ $(($(port_counter x0 rx_prio3_pause) - p0)) -eq "$n" ] || rc=1
 	[ $(($(qd pause_rx 3) - r0)) -eq "$n" ] || rc=1
-	[ $(($(port_counter x0 rx_pfc_rejected) - d0)) -eq $sent ] || rc=1
+	[ $(($(port_counter x0 rx_pfc_rejected) - d0)) -eq "$sent" ] || rc=1
 	rdma link delete x0
 	ip link del e0
 	ip link del s0
-	return $rc
+	return "$rc"
 }
 ktap_result "PFC frames to another address, broadcast, another group or with a VLAN ID pause nothing and are counted (endpoint and switch port); to 01:80:C2:00:00:01 they pause" foreign_frames
 
@@ -127,37 +129,37 @@ ktap_result "PFC frames to another address, broadcast, another group or with a V
 # its XOFF goes out of the real device v1, untagged, to the host.
 bridge_port() {
 	local ns=secbr hn=sechost rc=0 cap
-	ip netns add $ns && ip netns add $hn || return 1
-	ip -n $ns link set lo up
-	ip -n $ns link add br0 type bridge
-	ip -n $ns link add b1 type veth peer name b1-h netns $hn
-	ip -n $ns link set b1 master br0
-	ip -n $ns addr add 10.40.0.1/24 dev br0
-	ip -n $ns link add out0 type veth peer name sink0
-	ip -n $ns addr add 10.9.0.1/24 dev out0
-	ip -n $ns neigh add 10.9.0.2 lladdr 02:00:00:00:00:02 dev out0 nud permanent
-	for d in br0 b1 out0 sink0; do ip -n $ns link set $d up; done
-	ip netns exec $ns sysctl -qw net.ipv4.ip_forward=1
-	ip -n $hn addr add 10.40.0.2/24 dev b1-h
-	ip -n $hn link set b1-h up
-	ip -n $hn route add default via 10.40.0.1
-	ip -n $ns link add v1 type veth peer name v1-h netns $hn
-	ip -n $ns link add link v1 name v1.5 type vlan id 5
-	ip -n $hn link add link v1-h name v1-h.5 type vlan id 5
-	ip -n $ns addr add 10.41.0.1/24 dev v1.5
-	ip -n $hn addr add 10.41.0.2/24 dev v1-h.5
-	for d in v1 v1.5; do ip -n $ns link set $d up; done
-	for d in v1-h v1-h.5; do ip -n $hn link set $d up; done
-	ip -n $hn route add 10.9.0.3/32 via 10.41.0.1 dev v1-h.5
-	ip -n $ns neigh add 10.9.0.3 lladdr 02:00:00:00:00:03 dev out0 nud permanent
-	ip netns exec $ns "$T" qdisc add dev out0 pfc 0x06 link 1mbit delay 0us xoff 2000 xon 1000 \
+	ip netns add "$ns" && ip netns add "$hn" || return 1
+	ip -n "$ns" link set lo up
+	ip -n "$ns" link add br0 type bridge
+	ip -n "$ns" link add b1 type veth peer name b1-h netns "$hn"
+	ip -n "$ns" link set b1 master br0
+	ip -n "$ns" addr add 10.40.0.1/24 dev br0
+	ip -n "$ns" link add out0 type veth peer name sink0
+	ip -n "$ns" addr add 10.9.0.1/24 dev out0
+	ip -n "$ns" neigh add 10.9.0.2 lladdr 02:00:00:00:00:02 dev out0 nud permanent
+	for d in br0 b1 out0 sink0; do ip -n "$ns" link set "$d" up; done
+	ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1
+	ip -n "$hn" addr add 10.40.0.2/24 dev b1-h
+	ip -n "$hn" link set b1-h up
+	ip -n "$hn" route add default via 10.40.0.1
+	ip -n "$ns" link add v1 type veth peer name v1-h netns "$hn"
+	ip -n "$ns" link add link v1 name v1.5 type vlan id 5
+	ip -n "$hn" link add link v1-h name v1-h.5 type vlan id 5
+	ip -n "$ns" addr add 10.41.0.1/24 dev v1.5
+	ip -n "$hn" addr add 10.41.0.2/24 dev v1-h.5
+	for d in v1 v1.5; do ip -n "$ns" link set "$d" up; done
+	for d in v1-h v1-h.5; do ip -n "$hn" link set "$d" up; done
+	ip -n "$hn" route add 10.9.0.3/32 via 10.41.0.1 dev v1-h.5
+	ip -n "$ns" neigh add 10.9.0.3 lladdr 02:00:00:00:00:03 dev out0 nud permanent
+	ip netns exec "$ns" "$T" qdisc add dev out0 pfc 0x06 link 1mbit delay 0us xoff 2000 xon 1000 \
 		headroom 64KiB limit 4MiB || return 1
 	# one XOFF at 1 Mbit/s: out0 sends nothing of priorities 1 and 2 for 33.5 s
 	for p in 1 2; do
-		ip netns exec $ns python3 "$HERE/pfc_inject.py" sink0 --prio $p --count 1 --no-xon \
+		ip netns exec "$ns" python3 "$HERE/pfc_inject.py" sink0 --prio "$p" --count 1 --no-xon \
 			>/dev/null || return 1
 	done
-	ip netns exec $hn python3 -c '
+	ip netns exec "$hn" python3 -c '
 import socket, struct, sys, time
 SOL_PACKET, PACKET_AUXDATA, TP_STATUS_VLAN_VALID = 263, 8, 0x10
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))  # ETH_P_ALL: before untagging
@@ -178,32 +180,32 @@ sys.exit("no XOFF for priority 2 reached v1-h")' >"$LOGDIR/vlan-xoff.log" 2>&1 &
 	cap=$!
 	sleep 1
 	# priority 2 (DSCP 16) through VLAN 5 to out0
-	ip netns exec $hn python3 -c '
+	ip netns exec "$hn" python3 -c '
 import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 16 << 2)
 s.bind(("10.41.0.2", 0))
 for _ in range(20):
     s.sendto(bytes(1000), ("10.9.0.3", 9))' || rc=1
-	wait $cap || rc=1
+	wait "$cap" || rc=1
 	cat "$LOGDIR/vlan-xoff.log"
 	# 20 packets of priority 1 (DSCP 8) from b1-h, through br0, to out0.
-	ip netns exec $hn python3 -c '
+	ip netns exec "$hn" python3 -c '
 import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 8 << 2)
 for _ in range(20):
     s.sendto(bytes(1000), ("10.9.0.2", 9))' || rc=1
 	sleep 1
-	ip netns exec $ns "$T" -j qdisc show dev out0 | python3 -c '
+	ip netns exec "$ns" "$T" -j qdisc show dev out0 | python3 -c '
 import json, sys
 p = json.load(sys.stdin)[0]["prio"][1]
 print("prio 1: backlog %d B, xoff_ports %d, pause_tx %d, pause_rx %d, tx_packets %d" %
       (p["backlog"], p["xoff_ports"], p["pause_tx"], p["pause_rx"], p["tx_packets"]))
 sys.exit(0 if p["backlog"] >= 10000 and p["xoff_ports"] == 0 and p["pause_tx"] == 0 else 1)' || rc=1
-	ip netns del $ns
-	ip netns del $hn
-	return $rc
+	ip netns del "$ns"
+	ip netns del "$hn"
+	return "$rc"
 }
 ktap_result "sch_pfc: traffic from a bridge device is queued without PFC (no port in XOFF, no XOFF sent); from a VLAN device its XOFF goes out untagged" bridge_port
 
@@ -212,12 +214,12 @@ ktap_result "sch_pfc: traffic from a bridge device is queued without PFC (no por
 # has ended), at least N rounds; the count goes to $LOGDIR/churn.rounds.
 link_churn() {
 	local n=0
-	while [ ! -e "$1" ] || [ $n -lt "$2" ]; do
+	while [ ! -e "$1" ] || [ "$n" -lt "$2" ]; do
 		rdma link add r0 type rxecc netdev e1 2>/dev/null
 		rdma link delete r0 2>/dev/null
 		n=$((n + 1))
 	done
-	echo $n >"$LOGDIR/churn.rounds"
+	echo "$n" >"$LOGDIR/churn.rounds"
 }
 # Namespace churn: N namespaces, each with a device on a veth, deleted with
 # the device in it (rxecc's namespace exit) while the defaults change
@@ -248,15 +250,15 @@ nl_race() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 		python3 "$HERE/genl_race.py" "$(scaled_time 10)" r0 || rc=1
 	touch "$LOGDIR/churn.stop"
-	wait $pid
-	wait $pid2 || { echo "the defaults were not restored"; rc=1; }
+	wait "$pid"
+	wait "$pid2" || { echo "the defaults were not restored"; rc=1; }
 	echo "$(cat "$LOGDIR/churn.rounds") add/delete rounds, $nsr namespaces deleted with their device"
 	rdma link delete keep0
 	ip link del e1
 	# every namespace's device went with it
 	wait_for 20 no_ib_devices '^n[0-9]' ||
 		{ echo "devices of deleted namespaces left: $(ls /sys/class/infiniband)"; rc=1; }
-	return $rc
+	return "$rc"
 }
 ktap_result "netlink: an unprivileged user's dumps and gets during rdma link add/delete and namespace exits get well-formed answers" nl_race
 
@@ -310,7 +312,7 @@ teardown_round() {
 		wait_for "$(scaled_time 5)" above 2:rp_tx_deferred "${FABRIC_C0[2:rp_tx_deferred]}" && break
 		echo "round $r: nothing held back after CNPs ($try of 3): h2 $(for k in rp_cnp_handled \
 			rp_cnp_ignored rp_cnp_drop_unknown_qp rp_cnp_drop_qp_state rp_cnp_drop_src_mismatch \
-			rp_cnp_drop_malformed rp_cnp_drop_pkey_mismatch rcvd_pkts sent_pkts; do echo -n "$k $(cat $c/$k) "; done)"
+			rp_cnp_drop_malformed rp_cnp_drop_pkey_mismatch rcvd_pkts sent_pkts; do echo -n "$k $(cat "$c/$k") "; done)"
 	done
 	fabric_sw python3 "$HERE/pfc_inject.py" swp2 --prio 3 --period 0.005 \
 		--duration "$(scaled_time 20)" --no-xon >"$LOGDIR/td.inject$r.json" &
@@ -319,12 +321,12 @@ teardown_round() {
 	wait_for "$(scaled_time 20)" above 2:tx_pfc_deferred "${FABRIC_C0[2:tx_pfc_deferred]}"
 	deferred="rp_cnp_handled +$(delta 2:rp_cnp_handled), rp_tx_deferred +$(delta 2:rp_tx_deferred),"
 	deferred+=" tx_pfc_deferred +$(delta 2:tx_pfc_deferred)"
-	kill_tree $cli
-	wait $cli 2>/dev/null
-	kill_tree $inj
-	wait $inj 2>/dev/null
-	kill_tree $srv
-	wait $srv 2>/dev/null
+	kill_tree "$cli"
+	wait "$cli" 2>/dev/null
+	kill_tree "$inj"
+	wait "$inj" 2>/dev/null
+	kill_tree "$srv"
+	wait "$srv" 2>/dev/null
 	wait_for 20 no_perftest_qp 2 || { echo "round $r: h2's QPs $q2 not destroyed"; return 1; }
 	echo "round $r: h2's QPs $q2 destroyed while held back ($deferred)"
 	[ "$(delta 2:rp_cnp_handled)" -gt 0 ] && [ "$(delta 2:rp_tx_deferred)" -gt 0 ] &&
@@ -365,7 +367,7 @@ short_datagrams() {
 		fabric_in 1 ip addr add fd00:99::1/128 dev dummy0 &&
 		fabric_sw ip -6 route replace fd00:99::1/128 via "$(fabric_ip6 1)" || rc=1
 	snap 1:rx_drop_malformed 1:rx_drop_dgid
-	[ $rc -ne 0 ] || fabric_in 2 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+	[ "$rc" -ne 0 ] || fabric_in 2 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 		python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
@@ -383,7 +385,7 @@ s.sendto(b"abcd", (sys.argv[3], 4791))' "$(fabric_ip6 1)" fd00:99::1 "$(fabric_i
 	echo "h1: rx_drop_malformed +$(delta 1:rx_drop_malformed), rx_drop_dgid +$(delta 1:rx_drop_dgid)"
 	fabric_sw ip -6 route del fd00:99::1/128 2>/dev/null
 	fabric_in 1 ip link del dummy0 2>/dev/null
-	[ $rc -eq 0 ] && [ "$(delta 1:rx_drop_malformed)" -eq 2 ] && [ "$(delta 1:rx_drop_dgid)" -eq 1 ]
+	[ "$rc" -eq 0 ] && [ "$(delta 1:rx_drop_malformed)" -eq 2 ] && [ "$(delta 1:rx_drop_dgid)" -eq 1 ]
 }
 ktap_result "one short UDP datagram from an unprivileged user (IPv6; IPv4 with IP options) or to an address that is no GID: dropped and counted, no crash (patch 0018)" short_datagrams
 
@@ -411,7 +413,7 @@ netdev_gone() {
 	pid=$!
 	# the netdev goes the moment h1 has sent an XOFF: its send timer is armed
 	t1=$((SECONDS + $(scaled_time 20)))
-	while [ "$(cnt 1 tx_prio3_pause)" -le "$t0" ] && [ $SECONDS -lt $t1 ]; do sleep 0.05; done
+	while [ "$(cnt 1 tx_prio3_pause)" -le "$t0" ] && [ "$SECONDS" -lt "$t1" ]; do sleep 0.05; done
 	sent=$(($(cnt 1 tx_prio3_pause) - t0))
 	# The netdev's unregistration (rxecc's part runs at once, in the
 	# notifier) then waits for the device to go, and the device for its
@@ -422,12 +424,12 @@ netdev_gone() {
 	echo "h1: tx_prio3_pause +$sent when eth0 was deleted"
 	[ "$sent" -gt 0 ] || { echo "h1 sent no XOFF"; rc=1; }
 	sleep 2
-	kill_tree $cli; kill_tree $srv
-	wait $cli $srv 2>/dev/null
-	wait $del || rc=1
+	kill_tree "$cli"; kill_tree "$srv"
+	wait "$cli" "$srv" 2>/dev/null
+	wait "$del" || rc=1
 	wait_for 20 no_ib_devices '^h1$' || { echo "h1 not unregistered"; rc=1; }
-	wait $pid || rc=1
-	return $rc
+	wait "$pid" || rc=1
+	return "$rc"
 }
 ktap_result "a netdev deleted while its device holds XOFF and dumps loop: the device goes, the dumps stay well-formed" netdev_gone
 fabric_destroy

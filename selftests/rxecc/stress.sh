@@ -50,7 +50,7 @@ churn() {
 	[ -n "$before" ] && [ "$before" = "$after" ] || rc=1
 	live_stop live-19700 || rc=1
 	echo "QP churn: $(cat "$LOGDIR/churn.json")" >>"$VERBS_SUMMARY"
-	return $rc
+	return "$rc"
 }
 ktap_result "QP churn: $CHURN_QPS RC QPs created, connected, used and destroyed during verified traffic; resources back" churn
 
@@ -80,7 +80,7 @@ link_delete() {
 	wait_gid h3 "$(fabric_ip 3)" >/dev/null || return 1
 	live_start live-19712 3 19712 || return 1
 	live_stop live-19712 || rc=1
-	return $rc
+	return "$rc"
 }
 ktap_result "rdma link delete during a transfer: that program gets an error, h2's transfer is verified, h3 works again after link add" link_delete
 
@@ -97,7 +97,7 @@ rmmod_busy() {
 	[ -e /sys/class/infiniband/h1 ] && [ -e /sys/module/rdma_rxecc ] || rc=1
 	sleep 2
 	live_stop live-19720 || rc=1
-	return $rc
+	return "$rc"
 }
 ktap_result "rmmod rdma_rxecc while QPs are in use: refused (in use), the transfer goes on verified" rmmod_busy
 
@@ -110,7 +110,7 @@ ktap_result "once no QP is in use, rdma_rxecc unloads and takes its devices with
 
 reload() {	# and the module comes back clean on a fresh fabric host
 	rxecc_load || return 1
-	for i in 1 2; do fabric_in $i rdma link add "h$i" type rxecc netdev eth0 || return 1; done
+	for i in 1 2; do fabric_in "$i" rdma link add "h$i" type rxecc netdev eth0 || return 1; done
 	wait_gid h1 "$(fabric_ip 1)" >/dev/null && wait_gid h2 "$(fabric_ip 2)" >/dev/null || return 1
 	live_start live-19730 2 19730 || return 1
 	sleep 2

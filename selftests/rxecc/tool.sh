@@ -35,7 +35,7 @@ expect_fail() {
 	"$@" >/dev/null 2>"$ERR"
 	rc=$?
 	echo "$* -> exit $rc: $(cat "$ERR")"
-	[ $rc -eq "$code" ] && [ "$(wc -l <"$ERR")" -eq 1 ] && grep -qE "$words" "$ERR"
+	[ "$rc" -eq "$code" ] && [ "$(wc -l <"$ERR")" -eq 1 ] && grep -qE "$words" "$ERR"
 }
 in1() { fabric_in 1 "$@"; }
 json() { python3 -c "import json, sys; d = json.load(sys.stdin); print($1)"; }
@@ -65,6 +65,7 @@ load_defaults() {
 ktap_result "module parameters: load-time defaults (range checked), read only afterwards" load_defaults
 
 rxe_load || { ktap_fail "load rdma_rxe"; ktap_finished; }
+# shellcheck disable=SC2015 # fail when either step fails
 veth_up y0v 10.9.9.1/24 >/dev/null && rdma link add y0 type rxe netdev y0v ||
 	{ ktap_fail "rdma_rxe device y0"; ktap_finished; }
 fabric_init
@@ -116,7 +117,7 @@ set_values() {
 	sleep 1
 	in1 "$T" dcqcn set dev h1 rp_time_reset 1.5ms rp_ai_rate 2gbit rp_byte_reset 1MiB \
 		rp_min_dec_fac 40% rp_clamp_tgt_rate on np_enable 0x0f ecn ect1 || rc=1
-	wait $mpid || rc=1
+	wait "$mpid" || rc=1
 	j=$(in1 "$T" -j dcqcn show dev h1) || return 1
 	echo "$j"
 	[ "$(echo "$j" | json 'd[0]["dcqcn"]["rp_time_reset"], d[0]["dcqcn"]["rp_ai_rate"], d[0]["dcqcn"]["rp_byte_reset"], d[0]["dcqcn"]["rp_min_dec_fac"], d[0]["dcqcn"]["rp_clamp_tgt_rate"], d[0]["np_enable"], d[0]["ecn"], d[0]["profile"]')" = \
@@ -126,7 +127,7 @@ set_values() {
 	echo "monitor:"; cat "$MON"
 	[ "$(grep -c '"event":"config"' "$MON")" = 1 ] && grep '"event":"config"' "$MON" | grep -q '"rp_ai_rate":2000' || rc=1
 	grep -q '"event":"qp"' "$MON" || rc=1
-	return $rc
+	return "$rc"
 }
 ktap_result "dcqcn set: values with units, one change announced on the config group" set_values
 
@@ -142,11 +143,11 @@ defaults_scope() {
 	p0=$!
 	sleep "$(scaled_time 2)"
 	"$T" dcqcn set defaults rp_threshold 9 || rc=1
-	wait $p1 $p0 || rc=1
+	wait "$p1" "$p0" || rc=1
 	"$T" dcqcn set defaults rp_threshold "$before" || rc=1
 	echo "init namespace: $(grep -c '"event":"config"' "$m0") config events; h1's: $(grep -c '"event":"config"' "$m1")"
 	[ "$(grep -c '"event":"config"' "$m0")" = 1 ] && [ "$(grep -c '"event":"config"' "$m1")" = 0 ] || rc=1
-	return $rc
+	return "$rc"
 }
 ktap_result "dcqcn set defaults: announced in the namespace of the change only" defaults_scope
 
@@ -164,7 +165,7 @@ atomic() {
 	expect_fail 1 "needs 'dev DEV' or 'defaults'" in1 "$T" dcqcn set rp_gd 3 || rc=1
 	after=$(in1 "$T" -j dcqcn show dev h1)
 	[ "$before" = "$after" ] || { echo "configuration changed"; rc=1; }
-	return $rc
+	return "$rc"
 }
 ktap_result "bad values: one line naming the parameter (the kernel's range), nothing applied" atomic
 
@@ -188,7 +189,7 @@ devices() {
 	in1 "${NOCAP[@]}" "$T" dcqcn show dev h1 >/dev/null && in1 "${NOCAP[@]}" "$T" stats >/dev/null &&
 		in1 "${NOCAP[@]}" "$T" qp show >/dev/null || rc=1
 	[ "$before" = "$(in1 "$T" -j dcqcn show dev h1)" ] || { echo "configuration changed"; rc=1; }
-	return $rc
+	return "$rc"
 }
 ktap_result "unknown device, not rxecc, other namespace, no CAP_NET_ADMIN: own exit codes, nothing applied" devices
 
@@ -207,7 +208,7 @@ profiles() {
 	[ "$("$T" -j dcqcn show defaults | json 'd[0]["profile"]')" = mlx5 ] || rc=1
 	in1 "$T" dcqcn profile dev h1 mlx5 && in1 "$T" dcqcn set dev h1 ecn ect0 np_enable all || rc=1
 	[ "$(in1 "$T" -j dcqcn show dev h1 | json 'd[0]["profile"]')" = mlx5 ] || rc=1
-	return $rc
+	return "$rc"
 }
 ktap_result "dcqcn profile: per device, and the defaults new devices start with" profiles
 
@@ -238,7 +239,7 @@ scaled() {
 	"$T" dcqcn set defaults rp_ai_rate_kbps 2500 || rc=1
 	[ "$(cat /sys/module/rdma_rxecc/parameters/rp_ai_rate_kbps) $(cat /sys/module/rdma_rxecc/parameters/rp_ai_rate)" = "2500 2" ] || rc=1
 	"$T" dcqcn profile defaults mlx5 && in1 "$T" dcqcn profile dev h1 mlx5 || rc=1
-	return $rc
+	return "$rc"
 }
 ktap_result "dcqcn profile paper scale 50mbit: times x800, rates /800 (kbit/s); with speedup 16 times and byte counter /16; a rate in kbit/s by its mlx5 name" scaled
 
@@ -251,8 +252,8 @@ traffic() {	# NAME
 	client_run "$LOGDIR/$1.c.log" ip netns exec "$(fabric_ns 2)" ib_write_bw -d h2 -x "$(fabric_gid 2)" \
 		-F -s 4096 -n 300 -p 18950 "$(fabric_ip 1)" >/dev/null
 	local rc=$?
-	wait $spid || rc=1
-	return $rc
+	wait "$spid" || rc=1
+	return "$rc"
 }
 
 # The ECN field of h2's RoCE data packets, set through the tool: one
@@ -264,12 +265,12 @@ wire_ecn() {
 	local tpid=$!
 	wait_for 30 grep -q "Capturing on" "$LOGDIR/ecn.dumpcap" || rc=1
 	for mode in ect1 ect0 av; do
-		fabric_in 2 "$T" dcqcn set dev h2 ecn $mode || { rc=1; break; }
+		fabric_in 2 "$T" dcqcn set dev h2 ecn "$mode" || { rc=1; break; }
 		traffic "ecn-$mode" || rc=1
 	done
 	sleep 0.5
 	capture_stop "$LOGDIR/ecn.pcap"
-	wait $tpid
+	wait "$tpid"
 	# runs of (count, destination QP, ECN) in capture order: one per transfer
 	seen=$(tshark -r "$LOGDIR/ecn.pcap" -Y 'infiniband && ip.src == 10.0.2.1' \
 		-T fields -e infiniband.bth.destqp -e ip.dsfield.ecn 2>/dev/null | uniq -c)
@@ -278,7 +279,7 @@ wire_ecn() {
 	[ "$(echo "$seen" | awk '{ printf "%s ", $3 }')" = "1 2 0 " ] || rc=1
 	[ "$(echo "$seen" | awk '{ print $2 }' | sort -u | wc -l)" -eq 3 ] || rc=1
 	fabric_in 2 "$T" dcqcn set dev h2 ecn ect0 || rc=1
-	return $rc
+	return "$rc"
 }
 ktap_result "ecn set through the tool: h2's data packets carry ECT(1), ECT(0), Not-ECT on the wire" wire_ecn
 
@@ -302,7 +303,7 @@ sys.exit(1 if bad or extra or d["sent_pkts"] <= 0 else 0)' || rc=1
 	fabric_in 2 "$T" stats reset dev h2 || rc=1
 	[ "$(port_counter h2 sent_pkts)" = 0 ] && [ "$(port_counter h2 rcvd_pkts)" = 0 ] || rc=1
 	[ "$(port_counter h1 sent_pkts)" != 0 ] || { echo "h1 was reset too"; rc=1; }
-	return $rc
+	return "$rc"
 }
 ktap_result "stats: every counter in JSON equals sysfs; reset zeroes one device" stats
 
@@ -329,22 +330,23 @@ qps() {
 	# perftest only keeps the QP alive: its exit status is not the tool's
 	# (on the debug kernel its clock calibration can fail, r^2 < 0.9, and it
 	# reports 0 MB/s and exits 1 after a transfer that went through)
-	wait $cpid $spid
+	wait "$cpid" "$spid"
 	echo "$j" | json '[q for q in d if q["type"] == "RC" and q["state"] == "RTS" and q["dest_qpn"] > 0 and q["rate_kbps"] == 10000000 and not q["limited"]][0]["qpn"]' || rc=1
 	echo "$t" | head -1 | grep -q "^dev  *qpn  *type  *state  *dest_qpn  *prio  *limited  *rate_kbps  *target_kbps  *alpha_ppm" || rc=1
 	echo "$t" | grep -qE "^h2 +[0-9]+ +RC +RTS" || rc=1
-	return $rc
+	return "$rc"
 }
 ktap_result "qp show: perftest's RC QP in RTS with its peer and line rate, text and JSON; hidden from a user without CAP_NET_ADMIN" qps
 
 helps() {
 	local a rc=0
 	for a in "--help" "dcqcn help" "dcqcn set --help" "stats --help" "qp help" "monitor --help" "-V"; do
+		# shellcheck disable=SC2086,SC2015 # $a split on purpose (a command and its words); report when either the run or the output check fails
 		"$T" $a >"$LOGDIR/help.out" 2>&1 && [ -s "$LOGDIR/help.out" ] || { echo "rxecc $a"; rc=1; }
 	done
 	expect_fail 1 "unknown object" "$T" frob || rc=1
 	expect_fail 1 "unknown option" "$T" --frob dcqcn || rc=1
-	return $rc
+	return "$rc"
 }
 ktap_result "--help for every command, usage errors exit 1" helps
 
@@ -352,10 +354,10 @@ ktap_result "--help for every command, usage errors exit 1" helps
 config_now() { in1 "$T" -j dcqcn show; "$T" -j dcqcn show defaults; }
 # config_restore: h1 and the defaults back to the module's own settings.
 config_restore() {
-	local all="rp_enable all np_enable all ecn ect0 pfc_enable none roce_prio dscp link_speed auto"
-	all+=" pfc_rx_xoff 0 pfc_rx_xon 0 tx_qlimit 0 dscp2prio default"
-	in1 "$T" dcqcn profile dev h1 mlx5 && in1 "$T" dcqcn set dev h1 $all &&
-		"$T" dcqcn profile defaults mlx5 && "$T" dcqcn set defaults $all
+	local all=(rp_enable all np_enable all ecn ect0 pfc_enable none roce_prio dscp link_speed auto)
+	all+=(pfc_rx_xoff 0 pfc_rx_xon 0 tx_qlimit 0 dscp2prio default)
+	in1 "$T" dcqcn profile dev h1 mlx5 && in1 "$T" dcqcn set dev h1 "${all[@]}" &&
+		"$T" dcqcn profile defaults mlx5 && "$T" dcqcn set defaults "${all[@]}"
 }
 
 fuzz() {
@@ -416,7 +418,7 @@ print("\n".join(bad)); sys.exit(1 if bad else 0)' "$got" "$want" || rc=1
 	row "root in another namespace" "$others defaults_set=0" h1 ip netns exec rxecc-privs
 	ip netns delete rxecc-privs
 	config_restore || rc=1
-	return $rc
+	return "$rc"
 }
 ktap_result "netlink privileges: root, no CAP_NET_ADMIN, user-namespace root (h1's and its own namespace), another namespace: each command allowed or refused as it should, refusals change nothing" privileges
 

@@ -25,6 +25,7 @@ ktap_header
 ktap_plan $((2 * (1 + 2 * ${#TESTS[@]} + 1) + 1))
 
 modules_unload >/dev/null 2>&1
+# shellcheck disable=SC2015 # skip when either step fails
 ip addr add "$MY_IP/24" dev "$NIC" && ip link set "$NIC" up || ktap_exit_skip "no $NIC in this guest"
 
 # phase LABEL MYMODULE MYTYPE BASEPORT
@@ -92,25 +93,25 @@ read_nak() {
 	barrier read-nak-start
 	if [ "$ME" = 1 ]; then
 		tc qdisc replace dev "$NIC" root tbf rate "$(scaled_rate 20)mbit" burst 8kb limit 16kb || rc=1
-		timeout 200 "$VERBS" server "$MY_IP" -p $port --timeout 60 \
+		timeout 200 "$VERBS" server "$MY_IP" -p "$port" --timeout 60 \
 			>"$LOGDIR/read-nak.s.json" 2>"$LOGDIR/read-nak.s.err" &
 		pid=$!
 		wait_for 10 grep -q listening "$LOGDIR/read-nak.s.err" || rc=1
 		rnr=$(cat /sys/class/infiniband/r0/ports/1/hw_counters/send_rnr_err)
 		barrier read-nak-ready
 		barrier read-nak-done
-		wait $pid	# ends early when the client's READ fails (see below)
+		wait "$pid"	# ends early when the client's READ fails (see below)
 		rnr=$(($(cat /sys/class/infiniband/r0/ports/1/hw_counters/send_rnr_err) - rnr))
 		tc -s qdisc show dev "$NIC"
 		tc qdisc del dev "$NIC" root
 		grep -v listening "$LOGDIR/read-nak.s.err" | head -n 5
 		echo "RNR NAKs sent by rdma_rxe: $rnr"
-		[ $rc -eq 0 ] && [ "$rnr" -gt 0 ]
+		[ "$rc" -eq 0 ] && [ "$rnr" -gt 0 ]
 		return
 	fi
 	barrier read-nak-ready
 	rnr=$(cat /sys/class/infiniband/r0/ports/1/hw_counters/rcvd_rnr_err)
-	timeout 200 "$VERBS" client "$PEER_IP" -p $port --op read --count 200 --ack-timeout 14 \
+	timeout 200 "$VERBS" client "$PEER_IP" -p "$port" --op read --count 200 --ack-timeout 14 \
 		--timeout 60 >"$LOGDIR/read-nak.c.json" 2>"$LOGDIR/read-nak.c.err"
 	barrier read-nak-done
 	rnr=$(($(cat /sys/class/infiniband/r0/ports/1/hw_counters/rcvd_rnr_err) - rnr))

@@ -17,11 +17,13 @@ ktap_plan 25
 
 modules_unload >/dev/null 2>&1
 veth_up d0 $IP/24 $IP6/64 || ktap_exit_skip "cannot create a veth pair"
+# shellcheck disable=SC2015 # fail when either step fails
 rxecc_load && rdma_link_add x0 rxecc d0 || {
 	ktap_fail "set up rdma_rxecc device x0"
 	ktap_finished
 }
-G4=$(wait_gid x0 $IP) && G6=$(wait_gid x0 $IP6) || {
+# shellcheck disable=SC2015 # fail when either GID is missing
+G4=$(wait_gid x0 "$IP") && G6=$(wait_gid x0 "$IP6") || {
 	ktap_fail "RoCEv2 GIDs of $IP and $IP6 on x0"
 	ktap_finished
 }
@@ -77,7 +79,7 @@ ktap_result "ibv_ud_pingpong 1 KiB, buffers checked" \
 	ibv_ud_pingpong -d x0 -g "$G4" -s 1024 -n 500 -c $IP
 
 rping_check() {
-	peer_pair rping rping -s -a $IP -C 50 -S 1024 -V -- rping -c -a $IP -C 50 -S 1024 -V -v || return 1
+	peer_pair rping rping -s -a "$IP" -C 50 -S 1024 -V -- rping -c -a "$IP" -C 50 -S 1024 -V -v || return 1
 	local n
 	n=$(grep -c "ping data:" "$LOGDIR/rping.client.log")
 	echo "client printed $n verified pings"
@@ -91,12 +93,12 @@ qperf_check() {
 	local spid=$! rc=1 try
 	for try in $(seq 1 20); do
 		sleep 0.5
-		timeout 60 qperf $IP -cm1 -t 2 -m 64K rc_bw rc_lat >"$log" 2>&1 && { rc=0; break; }
+		timeout 60 qperf "$IP" -cm1 -t 2 -m 64K rc_bw rc_lat >"$log" 2>&1 && { rc=0; break; }
 	done
-	kill $spid 2>/dev/null
-	wait $spid 2>/dev/null
+	kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
 	cat "$log"
-	[ $rc -eq 0 ] && grep -qE "bw *= *[0-9.]+ [KMG]B/sec" "$log" && grep -qE "latency *= *[0-9.]+ (ms|us|ns|sec)" "$log"
+	[ "$rc" -eq 0 ] && grep -qE "bw *= *[0-9.]+ [KMG]B/sec" "$log" && grep -qE "latency *= *[0-9.]+ (ms|us|ns|sec)" "$log"
 }
 ktap_result "qperf -cm1 rc_bw rc_lat" qperf_check
 
