@@ -118,6 +118,7 @@ TEST(ToolValues, OtherKinds) {
     EXPECT_EQ(code_of([&] { (void)parse_value(knob("rp_clamp_tgt_rate"), "2"); }), Exit::bad_value);
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(ToolValues, WrongTypeAndOverflowNameTheKnob) {
     const Knob& g = knob("rp_gd");
     for (const char* bad : {"abc", "-1", "", "1e3", "4294967296", "0x", "1.5", "12 "}) {
