@@ -43,8 +43,10 @@ usage() {	# CODE WORDS ARGS...: exit CODE, one line on stderr naming WORDS
 	shift 2
 	"$sim" "$@" >/dev/null 2>"$dir/err"
 	rc=$?
-	[ $rc -eq "$code" ] && grep -q -- "$words" "$dir/err" && [ "$(grep -c rxecc-sim: "$dir/err")" -eq 1 ] ||
+	if ! { [ "$rc" -eq "$code" ] && grep -q -- "$words" "$dir/err" &&
+		[ "$(grep -c rxecc-sim: "$dir/err")" -eq 1 ]; }; then
 		fail "$* -> exit $rc: $(cat "$dir/err")"
+	fi
 }
 usage 2 "give --params or --profile" --senders 3 --rate-kbps 25000
 usage 2 "--senders is required" --profile paper --rate-kbps 25000

@@ -32,6 +32,7 @@ man)
 completion)
 	source /usr/share/bash-completion/bash_completion 2>/dev/null ||
 		fail "bash-completion is not installed"
+	# shellcheck source=userspace/tool/rxecc.bash-completion
 	source "$src/rxecc.bash-completion"
 	PATH="$(dirname "$tool"):$PATH"
 	complete_words() {	# the candidates for the command line "$@" (last word = current)
