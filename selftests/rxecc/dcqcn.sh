@@ -145,14 +145,14 @@ echo > $TR/trace
 # Every packet at h1 and h2 (classic pcap, read directly: ~10^5 packets),
 # and h1's CNPs alone (BTH opcode 0x81, the first byte of the UDP payload)
 # for tshark to decode.
-fabric_in 1 timeout 200 dumpcap -q -P -i eth0 -s 64 -w "$LOGDIR/on.h1.pcap" >/dev/null 2>&1 &
+fabric_in 1 timeout 200 dumpcap -q -P -i eth0 -s 64 -w "$LOGDIR/on.h1.pcap" >"$LOGDIR/on.h1.dumpcap" 2>&1 &
 CAP1=$!
 fabric_in 1 timeout 200 dumpcap -q -i eth0 -s 128 -f 'udp dst port 4791 and udp[8] == 0x81' \
-	-w "$LOGDIR/on.h1.cnp.pcap" >/dev/null 2>&1 &
+	-w "$LOGDIR/on.h1.cnp.pcap" >"$LOGDIR/on.h1.cnp.dumpcap" 2>&1 &
 CAP3=$!
-fabric_in 2 timeout 200 dumpcap -q -P -i eth0 -s 64 -w "$LOGDIR/on.h2.pcap" >/dev/null 2>&1 &
+fabric_in 2 timeout 200 dumpcap -q -P -i eth0 -s 64 -w "$LOGDIR/on.h2.pcap" >"$LOGDIR/on.h2.dumpcap" 2>&1 &
 CAP2=$!
-sleep 3
+for f in on.h1 on.h1.cnp on.h2; do capture_ready "$LOGDIR/$f.dumpcap"; done
 on_run() {
 	use_dcqcn on && incast on ib_write_bw || return 1
 	[ "$(delta 1:np_cnp_sent)" -gt 0 ] && [ "$(delta 2:rp_cnp_handled)" -gt 0 ] &&
@@ -248,9 +248,10 @@ ktap_result "on the wire: data ECT(0) at the sender, CNPs Not-ECT, every CE-mark
 cnp_spacing() {
 	local gap_us=10000 f="$LOGDIR/gap.h1.pcap" cap
 	use_dcqcn on && fabric_dcqcn_all set np_min_time_between_cnps "${gap_us}us" || return 1
-	fabric_in 1 timeout 200 dumpcap -q -i eth0 -f 'udp dst port 4791 and src host 10.0.1.1' -s 96 -w "$f" >/dev/null 2>&1 &
+	fabric_in 1 timeout 200 dumpcap -q -i eth0 -f 'udp dst port 4791 and src host 10.0.1.1' -s 96 -w "$f" \
+		>"$f.dumpcap" 2>&1 &
 	cap=$!
-	sleep 3
+	capture_ready "$f.dumpcap" || return 1
 	incast gap ib_write_bw
 	local rc=$?
 	sleep 1
@@ -303,7 +304,7 @@ read_run() {
 			-p $((18800 + i)) >"$LOGDIR/read.s$i.log" 2>&1 &
 		pids+=($!)
 	done
-	sleep 2
+	for i in 2 3; do wait_for 15 tcp_listening_on "$(fabric_ns "$i")" $((18800 + i)) || rc=1; done
 	for i in 2 3; do
 		client_run "$LOGDIR/read.c$i.log" ip netns exec "$(fabric_ns 1)" ib_read_bw -d h1 \
 			-x "$(fabric_gid 1)" -F -s 65536 "${PT[@]}" -p $((18800 + i)) "$(fabric_ip "$i")" >/dev/null &
@@ -330,6 +331,7 @@ qp_cc() {	# qp_cc DEV: the cc attributes of DEV's RC QPs (rdma res show qp -dd)
 # the test waits for the release up to 20 s and then ends the flow.
 RECOVER_LINE=200
 released() { qp_cc h2 | grep -q 'cc line-rate'; }
+limited() { qp_cc h2 | grep -q 'cc limited'; }
 recover() {
 	use_dcqcn on "${RECOVER_LINE}mbit" || return 1
 	echo recover-start >"$TR/trace_marker"	# this test's rate events: after it
@@ -341,7 +343,7 @@ recover() {
 	fabric_in 1 timeout 120 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -D 40 -p 18900 \
 		>"$LOGDIR/recover.s.log" 2>&1 &
 	local spid=$!
-	sleep 2
+	wait_for 15 tcp_listening_on "$(fabric_ns 1)" 18900 || return 1
 	fabric_in 2 timeout 120 ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 65536 -D 40 -p 18900 \
 		"$(fabric_ip 1)" >"$LOGDIR/recover.c.log" 2>&1 &
 	local cpid=$! congested free t0 rc=0
@@ -386,7 +388,7 @@ crafted() {
 	fabric_in 1 timeout $((d + 35)) ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -D "$d" \
 		-p 18910 >"$LOGDIR/crafted.s.log" 2>&1 &
 	local spid=$!
-	sleep 2
+	wait_for 15 tcp_listening_on "$(fabric_ns 1)" 18910 || return 1
 	fabric_in 2 timeout $((d + 35)) ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 4096 -D "$d" -p 18910 \
 		"$(fabric_ip 1)" >"$LOGDIR/crafted.c.log" 2>&1 &
 	local cpid=$!
@@ -417,7 +419,9 @@ crafted() {
 		fabric_in 1 python3 "$HERE/roce_pkt.py" --src "$h1" --dst "$h3" --dqpn "$q3" --count 2 &&
 		fabric_in 1 python3 "$HERE/roce_pkt.py" --src "$h1" --dst "$h2" --dqpn "$q2" --bad-icrc &&
 		fabric_in 1 python3 "$HERE/roce_pkt.py" --src "$h1" --dst "$h2" --dqpn "$q2" --reserved 8 || rc=1
-	sleep 1
+	# all 9 at h2 and 2 at h3 taken (the checks below then say how)
+	wait_for 10 delta_at_least 2:rp_cnp_ignored 9
+	wait_for 10 delta_at_least 3:rp_cnp_ignored 2
 	local unknown src state bad handled
 	unknown=$(delta 2:rp_cnp_drop_unknown_qp) src=$(delta 2:rp_cnp_drop_src_mismatch)
 	state=$(delta 3:rp_cnp_drop_qp_state) bad=$(delta 2:rp_cnp_drop_malformed)
@@ -430,7 +434,7 @@ crafted() {
 		[ "$(delta 2:rp_cnp_ignored)" = 9 ] || rc=1
 	# A valid CNP from the peer cuts the rate of the live QP.
 	fabric_in 1 python3 "$HERE/roce_pkt.py" --src "$h1" --dst "$h2" --dqpn "$q2" || rc=1
-	sleep 0.2
+	wait_for 10 delta_at_least 2:rp_cnp_handled 1
 	echo "h2 after a valid CNP: $(qp_cc h2); handled +$(delta 2:rp_cnp_handled)"
 	[ "$(delta 2:rp_cnp_handled)" = 1 ] && qp_cc h2 | grep -qE 'cnp_handled 1( |$)' || rc=1
 	# The live QP kept sending through all of it (still running, packets
@@ -470,7 +474,7 @@ ipv6_run() {
 			-p $((18920 + i)) >"$LOGDIR/v6.s$i.log" 2>&1 &
 		pids+=($!)
 	done
-	sleep 2
+	for i in 2 3; do wait_for 15 tcp_listening_on "$(fabric_ns 1)" $((18920 + i)) || rc=1; done
 	for i in 2 3; do
 		client_run "$LOGDIR/v6.c$i.log" ip netns exec "$(fabric_ns "$i")" ib_write_bw -d "h$i" \
 			-x "$(fabric_gid "$i" 6)" -F -s 65536 "${PT[@]}" -p $((18920 + i)) "$(fabric_ip 1)" >/dev/null &
@@ -491,14 +495,14 @@ live_change() {
 	fabric_in 1 timeout 60 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -D 12 -p 18930 \
 		>"$LOGDIR/live.s.log" 2>&1 &
 	local spid=$!
-	sleep 2
+	wait_for 15 tcp_listening_on "$(fabric_ns 1)" 18930 || return 1
 	fabric_in 2 timeout 60 ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 65536 -D 12 -p 18930 \
 		"$(fabric_ip 1)" >"$LOGDIR/live.c.log" 2>&1 &
 	local cpid=$! rc=0 a b
-	sleep 5
+	wait_for "$(scaled_time 10)" limited
 	a=$(qp_cc h2)
 	fabric_dcqcn 2 set rp_enable none
-	sleep 2
+	wait_for 5 released
 	b=$(qp_cc h2)
 	fabric_dcqcn 2 set rp_enable all
 	echo "rp on: $a"

@@ -83,6 +83,8 @@ delta() {
 	read -r v <"/sys/class/infiniband/h${1%%:*}/ports/1/hw_counters/${1#*:}" || return 1
 	echo $((v - FABRIC_C0[$1]))
 }
+# delta_at_least N:COUNTER V: the counter grew by V or more since its snap.
+delta_at_least() { [ "$(delta "$1")" -ge "$2" ]; }
 
 fabric_init() {
 	trap fabric_destroy EXIT

@@ -73,6 +73,13 @@ ktap_fail() {
 	_ktap_took
 }
 
+# ktap_skip_this REASON: inside a test run by ktap_result, the test could not
+# measure what it is for (it ran without a failure): report it as skipped.
+ktap_skip_this() {
+	echo "$*"
+	echo "$*" >"${_ktap_skip_file:?ktap_skip_this outside ktap_result}"
+}
+
 # ktap_skip DESC REASON
 ktap_skip() {
 	_ktap_num=$((_ktap_num + 1)) _ktap_skip=$((_ktap_skip + 1))
@@ -81,7 +88,8 @@ ktap_skip() {
 }
 
 # ktap_result DESC CMD...: run CMD, pass if it exits 0; on failure its output
-# (kept in $LOGDIR) is printed as diagnostics.
+# (kept in $LOGDIR) is printed as diagnostics. CMD that exits 0 after
+# ktap_skip_this REASON is reported as skipped, with REASON.
 ktap_result() {
 	local desc=$1 log
 	shift
@@ -100,10 +108,14 @@ ktap_result() {
 	log="$LOGDIR/step-$((_ktap_num + 1)).log"
 	# (names a test function's own variables cannot clash with)
 	local _ktap_t0=$SECONDS _ktap_rc=0
+	_ktap_skip_file="$LOGDIR/step-$((_ktap_num + 1)).skip"
+	rm -f "$_ktap_skip_file"
 	"$@" >"$log" 2>&1 || _ktap_rc=$?
 	# each test's seconds, for finding where a script's time goes
 	echo "$((SECONDS - _ktap_t0)) ${0##*/} $((_ktap_num + 1)) $desc" >>"$LOGDIR/times.txt"
-	if [ $_ktap_rc -eq 0 ]; then
+	if [ $_ktap_rc -eq 0 ] && [ -s "$_ktap_skip_file" ]; then
+		ktap_skip "$desc" "$(head -n 1 "$_ktap_skip_file")"
+	elif [ $_ktap_rc -eq 0 ]; then
 		ktap_pass "$desc"
 	else
 		ktap_diag "$(tail -n 25 "$log")"
@@ -278,6 +290,9 @@ ere_quote() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g'; }
 # `kill -INT` on it does not reach dumpcap; TERM to the processes whose
 # command line names FILE does: timeout passes it on, dumpcap closes the
 # file.)
+# capture_ready LOG: dumpcap, its output in LOG, has started capturing.
+capture_ready() { wait_for "$(scaled_time 30)" grep -q "Capturing on" "$1"; }
+
 capture_stop() {
 	local re
 	re="-w $(ere_quote "$1")( |\$)"
@@ -308,6 +323,9 @@ port_counter() {
 	read -r v <"/sys/class/infiniband/$1/ports/1/hw_counters/$2" || return 1
 	echo "$v"
 }
+
+# counter_above DEV NAME N: port counter NAME of device DEV is above N.
+counter_above() { [ "$(port_counter "$1" "$2")" -gt "$3" ]; }
 
 # softnet_drops: packets the kernel dropped because a CPU's receive backlog
 # was full (every namespace shares the guest's CPUs: a veth hands packets to
@@ -437,8 +455,8 @@ perftest_result() {
 # or whose client died of a signal, runs once more, and the log says so.
 # When perftest says why it measured nothing (its estimate of the CPU clock
 # failed: "Correlation coefficient r^2 < 0.9", seen on the debug kernel in
-# both runs), a run that completed with both sides exiting 0 is taken as it
-# is, and the log says so.
+# both runs), a run that completed with both sides exiting 0 is a test that
+# measured nothing: skipped, with the reason.
 perftest_measured() {
 	local name=$1 column=$2 try
 	shift 2
@@ -457,7 +475,7 @@ perftest_measured() {
 	done
 	grep -qsF 'Correlation coefficient r^2' "$LOGDIR/$name.client.log" "$LOGDIR/$name.server.log" ||
 		return 1
-	echo "$name: perftest could not estimate its CPU clock (r^2 < 0.9), so it timed nothing;" \
+	ktap_skip_this "$name: perftest could not estimate its CPU clock (r^2 < 0.9) and timed nothing;" \
 		"both sides completed and exited 0"
 }
 

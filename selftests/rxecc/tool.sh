@@ -114,7 +114,7 @@ set_values() {
 	local j rc=0
 	in1 "$T" -j monitor dev h1 interval 0.5 count 6 >"$MON" &
 	local mpid=$!
-	sleep 1
+	wait_for 10 grep -q '"event":"subscribed"' "$MON" || rc=1
 	in1 "$T" dcqcn set dev h1 rp_time_reset 1.5ms rp_ai_rate 2gbit rp_byte_reset 1MiB \
 		rp_min_dec_fac 40% rp_clamp_tgt_rate on np_enable 0x0f ecn ect1 || rc=1
 	wait "$mpid" || rc=1
@@ -141,7 +141,8 @@ defaults_scope() {
 	p1=$!
 	"$T" -j monitor interval 0.5 count "$(scaled_time 12)" >"$m0" &
 	p0=$!
-	sleep "$(scaled_time 2)"
+	wait_for "$(scaled_time 10)" grep -q '"event":"subscribed"' "$m1" || rc=1
+	wait_for "$(scaled_time 10)" grep -q '"event":"subscribed"' "$m0" || rc=1
 	"$T" dcqcn set defaults rp_threshold 9 || rc=1
 	wait "$p1" "$p0" || rc=1
 	"$T" dcqcn set defaults rp_threshold "$before" || rc=1
@@ -248,7 +249,7 @@ traffic() {	# NAME
 	fabric_in 1 timeout 60 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -n 300 -p 18950 \
 		>"$LOGDIR/$1.s.log" 2>&1 &
 	local spid=$!
-	sleep 1
+	wait_for 15 tcp_listening_on "$(fabric_ns 1)" 18950
 	client_run "$LOGDIR/$1.c.log" ip netns exec "$(fabric_ns 2)" ib_write_bw -d h2 -x "$(fabric_gid 2)" \
 		-F -s 4096 -n 300 -p 18950 "$(fabric_ip 1)" >/dev/null
 	local rc=$?
@@ -315,7 +316,7 @@ qps() {
 	fabric_in 1 timeout $((d + 54)) ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -D "$d" -p 18951 \
 		>"$LOGDIR/qp.s.log" 2>&1 &
 	local spid=$!
-	sleep 1
+	wait_for 15 tcp_listening_on "$(fabric_ns 1)" 18951 || rc=1
 	fabric_in 2 timeout $((d + 54)) ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 4096 -D "$d" -p 18951 \
 		"$(fabric_ip 1)" >"$LOGDIR/qp.c.log" 2>&1 &
 	local cpid=$!

@@ -38,7 +38,11 @@ phase() {
 		return
 	fi
 	local g
-	g=$(wait_gid r0 "$MY_IP")
+	if ! g=$(wait_gid r0 "$MY_IP"); then
+		ktap_fail "$label: $module device r0 on $NIC has no RoCEv2 GID of $MY_IP"
+		barrier "$label-ready"
+		return
+	fi
 	ktap_pass "$label: $module device r0 on $NIC, GID index $g"
 	barrier "$label-ready"
 

@@ -97,6 +97,12 @@ class Monitor {
 void monitor(Client& client, const Command& cmd) {
     Monitor mon(client, cmd);
     nl::Socket events = client.subscribe();
+    // JSON: one line once subscribed, so that a script knows from when on
+    // it sees every change.
+    if (cmd.json) {
+        std::cout << dump({{"event", "subscribed"}, {"time", now_s()}}, false);
+        std::cout.flush();
+    }
     (void)std::signal(SIGINT, on_signal);
     (void)std::signal(SIGTERM, on_signal);
     uint32_t refreshes = 0;

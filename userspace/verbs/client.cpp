@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "connection.hpp"
+#include "stats.hpp"
 #include "pattern.hpp"
 #include "protocol.hpp"
 
@@ -271,14 +272,13 @@ class Client {
         if (!rtts_.empty()) {
             std::vector<uint64_t> v = rtts_;
             std::sort(v.begin(), v.end());
-            auto pct = [&](double q) {
-                const auto k =
-                    static_cast<size_t>(std::lround(q * static_cast<double>(v.size() - 1)));
-                return static_cast<double>(v[k]) / 1000.0;
+            // nearest rank, as the lab's reports compute it
+            auto pct = [&](unsigned per_mille) {
+                return static_cast<double>(stats::nearest_rank(v, per_mille)) / 1000.0;
             };
-            j["rtt_us"] = {{"p50", pct(0.5)},
-                           {"p99", pct(0.99)},
-                           {"p99.9", pct(0.999)},
+            j["rtt_us"] = {{"p50", pct(500)},
+                           {"p99", pct(990)},
+                           {"p99.9", pct(999)},
                            {"max", static_cast<double>(v.back()) / 1000.0}};
         }
         const bool ok = all && mine_.clean() && result_->clean();
