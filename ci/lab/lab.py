@@ -86,9 +86,26 @@ def parse_bool(v):
     raise ScenarioError(f"'{v}' is not on or off")
 
 
+DCQCN_CORE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                          "drivers", "infiniband", "sw", "rxecc", "rxecc_dcqcn.c")
+
+
+@functools.lru_cache(maxsize=None)
+def dcqcn_profiles():
+    """The profile names of the module's own table (rxecc_dcqcn_profile_names
+    in the DCQCN core), in its order."""
+    with open(DCQCN_CORE, encoding="utf-8") as f:
+        src = f.read()
+    table = re.search(r"rxecc_dcqcn_profile_names\[[A-Z_]+\] = \{(.*?)\};", src, re.S)
+    names = re.findall(r'\[RXECC_PROFILE_[A-Z0-9_]+\] = "([a-z0-9_]+)"', table.group(1)) if table else []
+    if not names:
+        raise RuntimeError(f"no profile table in {DCQCN_CORE}")
+    return tuple(names)
+
+
 def parse_profile(v):
-    if v not in ("mlx5", "paper", "lab"):
-        raise ScenarioError(f"'{v}' is not a DCQCN profile (mlx5, paper, lab)")
+    if v not in dcqcn_profiles():
+        raise ScenarioError(f"'{v}' is not a DCQCN profile ({', '.join(dcqcn_profiles())})")
     return v
 
 

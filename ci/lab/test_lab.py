@@ -108,6 +108,14 @@ class Scenario(unittest.TestCase):
             lab.read_scenario(None, ["duration=1"])
         self.assertIn("override: '1' is not an integer in 2..120", str(e.exception))
 
+    def test_profiles_come_from_the_module_table(self):
+        # rxecc_dcqcn_profile_names in the DCQCN core, in its order
+        self.assertEqual(lab.dcqcn_profiles()[:3], ("mlx5", "paper", "lab"))
+        for name in lab.dcqcn_profiles():
+            self.assertEqual(lab.read_scenario(None, [f"profile={name}"])["profile"], name)
+        with self.assertRaisesRegex(lab.ScenarioError, "not a DCQCN profile .mlx5, paper, lab"):
+            lab.read_scenario(None, ["profile=fast"])
+
     def test_the_shell_file_sources(self):
         sc = scenario("modes = dcqcn+pfc mine\n[mode mine]\ndcqcn = on\ndcqcn.rp_min_rate = 10\n")
         with tempfile.TemporaryDirectory() as d:
