@@ -49,14 +49,9 @@ void rxecc_read_reply_putback(struct rxe_qp *qp, struct resp_res *res,
 /*
  * The local stack dropped an RDMA READ response packet (a full qdisc): the
  * responder sends it again after a packet time, as the requester does its
- * own packets. rxe 6.1 answered the drop with an RNR NAK, which is no answer
- * to a read (only a request that needs a receive WQE can be RNR NAKed), in
- * the middle of the response, with the PSN of the request being served: the
- * requester's completer, expecting the next response packet at that PSN,
- * took the NAK for an out-of-sequence response and failed the QP (and its
- * WQE with a success status: rxe_completer()'s WARN in COMPST_ERROR). The
- * read also stayed in progress meanwhile, so that the next request to arrive
- * was taken for it (see rxecc_tx_nomem()).
+ * own packets, and the read stays where it was. An RNR NAK (rxe 6.1's
+ * answer, patch 0011) is no answer to a read: the requester takes it, in the
+ * middle of the response, for an out-of-sequence response and fails the QP.
  */
 void rxecc_read_reply_dropped(struct rxe_qp *qp)
 {
@@ -65,16 +60,15 @@ void rxecc_read_reply_dropped(struct rxe_qp *qp)
 
 /*
  * The requester, or with @resp the responder sending an RDMA READ response,
- * could not allocate the packet's socket buffer (GFP_ATOMIC). rxe 6.1 failed
- * the WQE and stopped the QP for that (the requester), or sent an RNR NAK in
- * the middle of the read response while keeping the read in progress, so that
- * the next request was answered with the read's data (the responder). A NIC
- * short of buffers holds the packet back instead, and so does rxecc: nothing
- * of the packet is committed yet (the caller puts back what it took), so the
- * QP waits RXECC_TX_NOMEM_WAIT_NS (time for reclaim, instead of failing again
- * at once) and builds it again. Its retransmit timer keeps running meanwhile.
- * Returns false, and rxe goes on as before, when the packet cannot be built
- * for another reason: its source GID (address) is gone.
+ * could not allocate the packet's socket buffer (GFP_ATOMIC). A NIC short of
+ * buffers holds the packet back, and so does rxecc: nothing of the packet is
+ * committed yet (the caller puts back what it took), so the QP waits
+ * RXECC_TX_NOMEM_WAIT_NS (time for reclaim, instead of failing again at
+ * once) and builds it again, its retransmit timer running meanwhile (patch
+ * 0009: failing the WQE stops the requester, and an RNR NAK in the middle of
+ * a read response leaves the read in progress). False, and rxe goes on as
+ * without rxecc, when the packet cannot be built for another reason: its
+ * source GID (address) is gone.
  */
 #define RXECC_TX_NOMEM_WAIT_NS	1000000
 
