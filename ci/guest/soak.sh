@@ -40,7 +40,7 @@ GID1=$(fabric_gid 1) || exit 1
 # Counters that must not move in a healthy run.
 FLAT="rx_drop_malformed rx_drop_dgid rx_drop_unknown_qp rx_drop_qp_state rx_drop_addr_mismatch
 	rx_drop_key_mismatch rx_icrc_encapsulated np_cnp_send_err retry_exceeded_err
-	retry_rnr_exceeded_err send_err"
+	retry_rnr_exceeded_err send_err tx_pfc_send_err qp_cc_nomem"
 flat_sum() {
 	local s=0 i c
 	for i in 1 2 3 4; do for c in $FLAT; do s=$((s + $(port_counter "h$i" "$c"))); done; done

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "connection.hpp"
-#include "stats.hpp"
 #include "pattern.hpp"
 #include "protocol.hpp"
+#include "stats.hpp"
 
 namespace rxecc::verbs {
 

@@ -5,9 +5,10 @@
  * `rdma res show qp -dd` read of it.
  *
  * The state lives apart from struct rxe_qp, in a slab cache of its own, and
- * only once the QP first needs it: at its first CE mark, CNP, PFC pause or
- * wait for the local egress queue, as a NIC takes a rate limiter for a QP
- * when it first needs one. rxe 6.1's struct rxe_qp fills its 2 KiB kmalloc
+ * only once the QP first needs it: at its first CE mark, CNP, pause of its
+ * priority, wait for the local egress queue, or packet to build again
+ * (rxecc_retry.c), as a NIC takes a rate limiter for a QP when it first
+ * needs one. rxe 6.1's struct rxe_qp fills its 2 KiB kmalloc
  * slab exactly, so state inside it would move every QP to the 4 KiB slab;
  * the QP holds only a pointer, in a hole of its layout (patches/0004).
  * Until then a QP costs rxecc nothing and sends at line rate.
@@ -19,8 +20,12 @@
 #include "rxe_loc.h"
 #include "rxecc_qp.h"
 
-/* rxe's QP object must stay in kmalloc-2k (see above). */
-static_assert(sizeof(struct rxe_qp) <= 2048);
+/*
+ * rxe's QP object must stay in kmalloc-2k (see above); lock debugging
+ * (the debug kernel) makes every lock larger, and the QP with them.
+ */
+static_assert(IS_ENABLED(CONFIG_DEBUG_SPINLOCK) || IS_ENABLED(CONFIG_DEBUG_LOCK_ALLOC) ||
+	      sizeof(struct rxe_qp) <= 2048);
 
 static struct kmem_cache *rxecc_qp_cache;
 
@@ -39,9 +44,10 @@ void rxecc_qp_cache_exit(void)
 /*
  * The QP's state, allocated on the first call (any context: GFP_ATOMIC).
  * NULL if the QP's cleanup has begun without one, or no memory was left
- * (the allocator warns): the caller then goes on as for a QP that needs
- * nothing (it sends, ignores the CNP or the CE mark). Two paths that race
- * to allocate it agree on one; once set, qp->cc stays until rxecc_qp_free().
+ * (counted in qp_cc_nomem): the caller then goes on as rxe does without
+ * rxecc (the packet goes out, the CNP or the CE mark is not acted on, a
+ * packet to build again is retried at once). Two paths that race to
+ * allocate it agree on one; once set, qp->cc stays until rxecc_qp_free().
  */
 struct rxecc_qp *rxecc_qp_state(struct rxe_qp *qp)
 {
@@ -49,9 +55,11 @@ struct rxecc_qp *rxecc_qp_state(struct rxe_qp *qp)
 
 	if (likely(cc) || READ_ONCE(qp->cc) == RXECC_QP_GONE)
 		return cc;
-	cc = kmem_cache_zalloc(rxecc_qp_cache, GFP_ATOMIC);
-	if (!cc)
+	cc = kmem_cache_zalloc(rxecc_qp_cache, GFP_ATOMIC | __GFP_NOWARN);
+	if (!cc) {
+		rxe_counter_inc(to_rdev(qp->ibqp.device), RXECC_CNT_QP_CC_NOMEM);
 		return NULL;
+	}
 	cc->qp = qp;
 	spin_lock_init(&cc->lock);
 	hrtimer_init(&cc->rl_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);

@@ -9,12 +9,20 @@
 #include "rxe_loc.h"
 #include "rxecc_qp.h"
 
-/* A packet the local stack dropped is built again after a packet time. */
+/*
+ * A packet the local stack dropped is built again after a packet time; at
+ * once, as rxe does, when the QP cannot wait on its timer (it is stopped,
+ * or no state could be allocated for it).
+ */
 static void rxecc_tx_retry(struct rxe_qp *qp, bool resp)
 {
+	bool armed;
+
 	rcu_read_lock();
-	rxecc_tx_defer(qp, rxecc_qp_cfg(qp), resp, RXECC_TX_RETRY_MIN_NS);
+	armed = rxecc_tx_defer(qp, rxecc_qp_cfg(qp), resp, RXECC_TX_RETRY_MIN_NS);
 	rcu_read_unlock();
+	if (!armed)
+		rxe_sched_task(resp ? &qp->resp.task : &qp->req.task);
 	rxe_counter_inc(to_rdev(qp->ibqp.device), RXECC_CNT_TX_LOCAL_RETRY);
 }
 
@@ -67,8 +75,9 @@ void rxecc_read_reply_dropped(struct rxe_qp *qp)
  * once) and builds it again, its retransmit timer running meanwhile (patch
  * 0009: failing the WQE stops the requester, and an RNR NAK in the middle of
  * a read response leaves the read in progress). False, and rxe goes on as
- * without rxecc, when the packet cannot be built for another reason: its
- * source GID (address) is gone.
+ * without rxecc, when the packet cannot be built for another reason (its
+ * source GID, the address, is gone), or the QP cannot wait on its timer (it
+ * is stopped, or no state could be allocated for it either).
  */
 #define RXECC_TX_NOMEM_WAIT_NS	1000000
 
