@@ -152,7 +152,7 @@ fabric_in 1 timeout 200 dumpcap -q -i eth0 -s 128 -f 'udp dst port 4791 and udp[
 CAP3=$!
 fabric_in 2 timeout 200 dumpcap -q -P -i eth0 -s 64 -w "$LOGDIR/on.h2.pcap" >"$LOGDIR/on.h2.dumpcap" 2>&1 &
 CAP2=$!
-for f in on.h1 on.h1.cnp on.h2; do capture_ready "$LOGDIR/$f.dumpcap"; done
+for f in on.h1 on.h1.cnp on.h2; do capture_ready "$LOGDIR/$f.pcap"; done
 on_run() {
 	use_dcqcn on && incast on ib_write_bw || return 1
 	[ "$(delta 1:np_cnp_sent)" -gt 0 ] && [ "$(delta 2:rp_cnp_handled)" -gt 0 ] &&
@@ -251,7 +251,7 @@ cnp_spacing() {
 	fabric_in 1 timeout 200 dumpcap -q -i eth0 -f 'udp dst port 4791 and src host 10.0.1.1' -s 96 -w "$f" \
 		>"$f.dumpcap" 2>&1 &
 	cap=$!
-	capture_ready "$f.dumpcap" || return 1
+	capture_ready "$f" || { kill_tree "$cap"; return 1; }
 	incast gap ib_write_bw
 	local rc=$?
 	sleep 1
@@ -343,7 +343,7 @@ recover() {
 	fabric_in 1 timeout 120 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -D 40 -p 18900 \
 		>"$LOGDIR/recover.s.log" 2>&1 &
 	local spid=$!
-	wait_for 15 tcp_listening_on "$(fabric_ns 1)" 18900 || return 1
+	wait_for 15 tcp_listening_on "$(fabric_ns 1)" 18900 || { kill_tree "$spid"; return 1; }
 	fabric_in 2 timeout 120 ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 65536 -D 40 -p 18900 \
 		"$(fabric_ip 1)" >"$LOGDIR/recover.c.log" 2>&1 &
 	local cpid=$! congested free t0 rc=0
@@ -388,7 +388,7 @@ crafted() {
 	fabric_in 1 timeout $((d + 35)) ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 4096 -D "$d" \
 		-p 18910 >"$LOGDIR/crafted.s.log" 2>&1 &
 	local spid=$!
-	wait_for 15 tcp_listening_on "$(fabric_ns 1)" 18910 || return 1
+	wait_for 15 tcp_listening_on "$(fabric_ns 1)" 18910 || { kill_tree "$spid"; return 1; }
 	fabric_in 2 timeout $((d + 35)) ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 4096 -D "$d" -p 18910 \
 		"$(fabric_ip 1)" >"$LOGDIR/crafted.c.log" 2>&1 &
 	local cpid=$!
@@ -495,7 +495,7 @@ live_change() {
 	fabric_in 1 timeout 60 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -D 12 -p 18930 \
 		>"$LOGDIR/live.s.log" 2>&1 &
 	local spid=$!
-	wait_for 15 tcp_listening_on "$(fabric_ns 1)" 18930 || return 1
+	wait_for 15 tcp_listening_on "$(fabric_ns 1)" 18930 || { kill_tree "$spid"; return 1; }
 	fabric_in 2 timeout 60 ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 65536 -D 12 -p 18930 \
 		"$(fabric_ip 1)" >"$LOGDIR/live.c.log" 2>&1 &
 	local cpid=$! rc=0 a b

@@ -122,6 +122,7 @@ ktap_result() {
 		ktap_diag "exit code $_ktap_rc: $*"
 		ktap_fail "$desc"
 	fi
+	unset _ktap_skip_file
 }
 
 # Exit with the kselftest code: fail if any test failed, skip if all skipped.
@@ -290,8 +291,9 @@ ere_quote() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g'; }
 # `kill -INT` on it does not reach dumpcap; TERM to the processes whose
 # command line names FILE does: timeout passes it on, dumpcap closes the
 # file.)
-# capture_ready LOG: dumpcap, its output in LOG, has started capturing.
-capture_ready() { wait_for "$(scaled_time 30)" grep -q "Capturing on" "$1"; }
+# capture_ready PCAP: the dumpcap writing PCAP has opened its interface
+# (it writes the file's header then).
+capture_ready() { wait_for "$(scaled_time 30)" test -s "$1"; }
 
 capture_stop() {
 	local re
@@ -323,9 +325,6 @@ port_counter() {
 	read -r v <"/sys/class/infiniband/$1/ports/1/hw_counters/$2" || return 1
 	echo "$v"
 }
-
-# counter_above DEV NAME N: port counter NAME of device DEV is above N.
-counter_above() { [ "$(port_counter "$1" "$2")" -gt "$3" ]; }
 
 # softnet_drops: packets the kernel dropped because a CPU's receive backlog
 # was full (every namespace shares the guest's CPUs: a veth hands packets to

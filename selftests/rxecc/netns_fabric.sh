@@ -126,14 +126,16 @@ ktap_result "fabric_shape: a 50 Mbit/s tbf on the switch port towards h1" shape_
 
 # Traffic h3 -> h4, then h4's namespace is deleted (its processes killed).
 ns_delete() {
-	local g3 g4 base
+	local g3 g4 base spid
 	g3=$(fabric_gid 3) g4=$(fabric_gid 4) base=$(port_counter h4 rcvd_pkts)
 	fabric_in 4 timeout 120 ib_write_bw -d h4 -x "$g4" -F -s 65536 -D 60 >"$LOGDIR/del.server.log" 2>&1 &
-	wait_for 15 tcp_listening_on "$(fabric_ns 4)" 18515 || return 1
+	spid=$!
+	wait_for 15 tcp_listening_on "$(fabric_ns 4)" 18515 || { kill_tree "$spid"; return 1; }
 	fabric_in 3 timeout 120 ib_write_bw -d h3 -x "$g3" -F -s 65536 -D 60 "$(fabric_ip 4)" >"$LOGDIR/del.client.log" 2>&1 &
 	local cpid=$!
 	# the deletion comes while data flows
-	wait_for 30 counter_above h4 rcvd_pkts $((base + 1000)) || { echo "no traffic to h4"; return 1; }
+	wait_for 30 above 4:rcvd_pkts $((base + 1000)) ||
+		{ echo "no traffic to h4"; kill_tree "$cpid"; kill_tree "$spid"; return 1; }
 	echo "h4 rcvd_pkts before the deletion: $(port_counter h4 rcvd_pkts)"
 	ip netns pids "$(fabric_ns 4)" | xargs -r kill -9
 	ip netns del "$(fabric_ns 4)"
@@ -154,11 +156,12 @@ move_out() {
 	g1=$(fabric_gid 1) g2=$(fabric_gid 2) base=$(port_counter h2 rcvd_pkts)
 	fabric_in 2 timeout 120 ib_write_bw -d h2 -x "$g2" -F -s 65536 -D 60 >"$LOGDIR/move.server.log" 2>&1 &
 	local spid=$!
-	wait_for 15 tcp_listening_on "$(fabric_ns 2)" 18515 || return 1
+	wait_for 15 tcp_listening_on "$(fabric_ns 2)" 18515 || { kill_tree "$spid"; return 1; }
 	fabric_in 1 timeout 120 ib_write_bw -d h1 -x "$g1" -F -s 65536 -D 60 "$(fabric_ip 2)" >"$LOGDIR/move.client.log" 2>&1 &
 	local cpid=$!
 	# the move comes while data flows
-	wait_for 30 counter_above h2 rcvd_pkts $((base + 1000)) || { echo "no traffic to h2"; return 1; }
+	wait_for 30 above 2:rcvd_pkts $((base + 1000)) ||
+		{ echo "no traffic to h2"; kill_tree "$cpid"; kill_tree "$spid"; return 1; }
 	ip netns add "${FABRIC_PREFIX}away"
 	fabric_in 2 ip link set eth0 netns "${FABRIC_PREFIX}away" || return 1
 	# the processes keep the device open (and its unregistration waiting)

@@ -112,7 +112,7 @@ ktap_result "dcqcn show: every knob in text and JSON, only this namespace's devi
 MON=$LOGDIR/tool.monitor
 set_values() {
 	local j rc=0
-	in1 "$T" -j monitor dev h1 interval 0.5 count 6 >"$MON" &
+	in1 "$T" -j monitor dev h1 interval 0.5 count "$(scaled_time 6)" >"$MON" &
 	local mpid=$!
 	wait_for 10 grep -q '"event":"subscribed"' "$MON" || rc=1
 	in1 "$T" dcqcn set dev h1 rp_time_reset 1.5ms rp_ai_rate 2gbit rp_byte_reset 1MiB \

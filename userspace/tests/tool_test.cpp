@@ -118,6 +118,16 @@ TEST(ToolValues, OtherKinds) {
     EXPECT_EQ(code_of([&] { (void)parse_value(knob("rp_clamp_tgt_rate"), "2"); }), Exit::bad_value);
 }
 
+TEST(ToolValues, ManyDecimalsAreRefusedNotACrash) {
+    const std::string tiny = "0." + std::string(130, '0') + "1";
+    EXPECT_EQ(code_of([&] { (void)parse_value(knob("rp_time_reset"), tiny + "ms"); }),
+              Exit::bad_value);
+    EXPECT_EQ(code_of([&] { (void)parse_value(knob("tx_qlimit"), tiny + "KiB"); }),
+              Exit::bad_value);
+    // 18 decimals are still read exactly
+    EXPECT_EQ(parse_value(knob("rp_time_reset"), "1.000000000000000000ms"), 1000U);
+}
+
 // NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(ToolValues, WrongTypeAndOverflowNameTheKnob) {
     const Knob& g = knob("rp_gd");

@@ -324,7 +324,7 @@ template <typename T, typename V, size_t N>
 bool parse_option(const std::string& key, Args& args, std::span<const Field<T>> fields,
                   std::array<std::optional<V>, N>& opt) {
     for (const auto& f : fields) {
-        if (f.option != key) continue;
+        if (f.option.empty() || f.option != key) continue;
         const std::string& text = args.next("a value after '" + key + "'");
         // rate none: no limit
         opt.at(f.attr) =

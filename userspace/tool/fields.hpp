@@ -135,7 +135,7 @@ std::string text_pairs(std::span<const Field<T>> fields, const T& obj) {
 template <typename T>
 std::vector<bool> text_right(std::span<const Field<T>> fields) {
     std::vector<bool> out;
-    for (const auto& f : fields) out.push_back(f.show == Show::number);
+    for (const auto& f : fields) out.push_back(f.show == Show::number || f.show == Show::ns_as_us);
     return out;
 }
 

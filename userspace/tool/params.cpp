@@ -83,6 +83,7 @@ std::optional<Number> split_number(std::string_view text) {
         n.num = v;
         return n;
     }
+    constexpr u128 kMaxDen = 1000000000000000000ULL;  // 10^18
     bool digits = false;
     bool dot = false;
     for (; i < text.size(); ++i) {
@@ -90,7 +91,9 @@ std::optional<Number> split_number(std::string_view text) {
         if (c >= '0' && c <= '9') {
             if (n.num > std::numeric_limits<uint64_t>::max()) return std::nullopt;
             n.num = n.num * 10 + static_cast<unsigned>(c - '0');
-            if (dot) n.den *= 10;
+            // at most 18 decimals: the denominator stays below 10^19, and
+            // with any factor and divisor of a unit within 128 bits
+            if (dot && (n.den *= 10) > kMaxDen) return std::nullopt;
             digits = true;
         } else if (c == '.' && !dot) {
             dot = true;
