@@ -1,7 +1,8 @@
 #!/bin/bash
-# Run the host unit tests (GoogleTest through ctest) in the userspace build
-# folder, and the Python unit tests of selftests/rxecc/rxecc_measure.py, and
-# print one result line per test, appended to $RESULTS.
+# Run the host unit tests (ctest in the userspace build folder: GoogleTest,
+# the Python unit tests of the lab and of selftests/rxecc/rxecc_measure.py,
+# the tool's scripts) and print one result line per test, appended to
+# $RESULTS.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 ubuild=${1:-$top/build/userspace}
@@ -25,22 +26,4 @@ if [ $n -eq 0 ] || { [ $rc -ne 0 ] && ! grep -q '^not ok host:' "$RESULTS"; }; t
 	echo "$line" >> "$RESULTS"
 fi
 
-# rxecc_measure (the capture reader and figures the selftests and the lab
-# share): one line per unittest test ("test_x (module.Class.test_x) ... ok").
-log="$top/build/check/measure.log"
-python3 -W error::ResourceWarning "$top/selftests/rxecc/test_rxecc_measure.py" -v >"$log" 2>&1
-rc=$?
-n=0
-while read -r name status; do
-	n=$((n + 1))
-	if [ "$status" = ok ]; then line="ok host: Measure.$name"; else line="not ok host: Measure.$name ($status)"; fi
-	echo "$line"
-	echo "$line" >> "$RESULTS"
-done < <(sed -nE 's/^(test[^ ]*) \([^)]*\) \.\.\. (ok|FAIL|ERROR|skipped).*$/\1 \2/p' "$log")
-if [ $n -eq 0 ] || { [ $rc -ne 0 ] && ! grep -q '^not ok host: Measure\.' "$RESULTS"; }; then
-	cat "$log"
-	line="not ok host: Measure tests ran (exit $rc, $n tests)"
-	echo "$line"
-	echo "$line" >> "$RESULTS"
-fi
 exit 0
