@@ -1,7 +1,7 @@
 #!/bin/bash
 # clang-tidy on the C++ sources (userspace/.clang-tidy), one result line
 # (appended to $RESULTS when set); the last of ci/lint.sh's checks, and the
-# longest (about 2 minutes on 2 cores). The unit tests leave out the static
+# longest (about 4 minutes on 2 cores). The unit tests leave out the static
 # analyzer (userspace/tests/.clang-tidy says why).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)

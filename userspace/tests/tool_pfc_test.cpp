@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

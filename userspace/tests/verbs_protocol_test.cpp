@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstring>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "connection.hpp"

@@ -8,7 +8,7 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
 #include <string_view>
@@ -100,11 +100,6 @@ void decode_fields(const nl::Table& t, std::span<const Field<T>> fields, T& obj)
     for (const auto& f : fields)
         if (f.attr != 0 && f.attr < t.size() && t[f.attr] != nullptr)
             f.set(obj, get_wire(t[f.attr], f.wire));
-}
-
-template <typename T>
-void put_json(nlohmann::json& j, std::span<const Field<T>> fields, const T& obj) {
-    for (const auto& f : fields) j[std::string(f.key)] = json_value(f.show, f.get(obj));
 }
 
 // The header row of a text table (the keys) and one object's row.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,12 @@ namespace rxecc::tool {
                                 const std::vector<bool>& right,
                                 const std::vector<std::vector<std::string>>& rows);
 [[nodiscard]] std::string qp_state_name(uint8_t state);
+
+// Every field of `fields` in `obj`, into `j` under its key.
+template <typename T>
+void put_json(nlohmann::json& j, std::span<const Field<T>> fields, const T& obj) {
+    for (const auto& f : fields) j[std::string(f.key)] = json_value(f.show, f.get(obj));
+}
 
 [[nodiscard]] nlohmann::json to_json(const Config& c);
 [[nodiscard]] nlohmann::json to_json(const Stats& s);

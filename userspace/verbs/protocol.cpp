@@ -1,5 +1,6 @@
 #include "protocol.hpp"
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace rxecc::verbs {
