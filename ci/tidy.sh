@@ -22,10 +22,16 @@ if [ ! -f "$top/build/userspace/compile_commands.json" ]; then
 	echo "compile_commands.json missing: run 'make userspace' first" > "$log"
 	result FAIL "clang-tidy on the C++ sources" "$log"
 else
-	units=("${cxx[@]}")
+	# The largest sources first (a heuristic for the longest runs), so that
+	# a long one is less likely to start last while the other CPUs have
+	# nothing left to do. A listed source that is missing fails the check.
+	mapfile -t units < <(cd "$top" && ls -S -- "${cxx[@]}" 2>/dev/null)
+	if [ "${#cxx[@]}" -eq 0 ] || [ "${#units[@]}" -ne "${#cxx[@]}" ]; then
+		echo "C++ sources listed: ${#cxx[@]}, found: ${#units[@]}" > "$log"
+		result FAIL "clang-tidy on the C++ sources" "$log"
 	# One clang-tidy per unit, as many at once as there are CPUs; xargs
 	# exits non-zero if any of them did.
-	if (cd "$top" && printf '%s\0' "${units[@]}" |
+	elif (cd "$top" && printf '%s\0' "${units[@]}" |
 		xargs -0 -n 1 -P "$(nproc)" clang-tidy -quiet -p build/userspace) >"$log" 2>&1 &&
 		! grep -qE '(warning|error):' "$log"; then
 		result OK "clang-tidy on the C++ sources"

@@ -32,6 +32,7 @@ ITERS=${ITERS:-$(scaled_count 200 20)}
 RATE_MBIT=$(scaled_rate 50)
 RATE=${RATE_MBIT}mbit
 QLIMIT=1000000
+RED_MIN=20000		# bytes: the switch marks from this average queue on
 TMO=$(scaled_time 150)		# seconds for a server of ITERS transfers
 # perftest's transfers: ITERS messages; on a slower kernel with an ACK timeout
 # of 2^18 * 4.096 us = 1.07 s instead of perftest's 67 ms: on the debug
@@ -68,7 +69,7 @@ done
 FIRST_CNP=0
 [ "${RXECC_RATE_SCALE:-1}" -le 1 ] || FIRST_CNP=$((RATE_MBIT > 1 ? RATE_MBIT / 2 : 1))
 use_dcqcn() {	# on|off [LINK]; also (re)installs the marking bottleneck towards h1
-	fabric_mark 1 "$RATE" 20000 60000 "$QLIMIT" || return 1
+	fabric_mark 1 "$RATE" "$RED_MIN" 60000 "$QLIMIT" || return 1
 	local en=none
 	[ "$1" = on ] && en=all
 	fabric_dcqcn_all profile lab && fabric_dcqcn_all set ecn ect0 rp_enable "$en" np_enable "$en" \
@@ -148,7 +149,10 @@ captures_start() {
 	fabric_in 2 timeout 200 dumpcap -q -P -i eth0 -s 64 -w "$LOGDIR/$1.h2.pcap" >"$LOGDIR/$1.h2.dumpcap" 2>&1 &
 	CAPS+=($!)
 	local f
-	for f in h1 h1.cnp h2; do capture_ready "$LOGDIR/$1.$f.pcap" || return 1; done
+	for f in h1 h1.cnp h2; do
+		capture_ready "$LOGDIR/$1.$f.pcap" ||
+			{ echo "capture $1.$f did not start"; captures_stop "$1"; return 1; }
+	done
 }
 captures_stop() {
 	sleep 1
@@ -216,15 +220,23 @@ ktap_result "2:1 incast, DCQCN on: both senders were held back by their rate lim
 # the sampled backlog (some ten tc samples per run under TCG) tell a working
 # reaction point from none: with the same captures in both runs, DCQCN on
 # gave 0.46-0.80 of off's CE marks and 0.39-0.99 of its mean backlog, and
-# with the senders' rp_enable off 0.67-0.96 and 0.45-1.06; the median delay
+# with the senders' rp_enable none 0.67-1.11 and 0.45-1.26; the median delay
 # gave 0.31-0.34 against 0.96-1.17 (docs/results.md).
+# A guest too slow to fill the port without DCQCN (the debug kernel, whose
+# senders with the captures beside them queued 9 KB on average) leaves
+# nothing to shorten: the test is skipped then, with the reason.
 shorter_queue() {
 	local on off_d on_d
 	on=$(busy_backlog "$LOGDIR/on.backlog")
 	off_d=$(queue_delay off) && on_d=$(queue_delay on) || return 1
 	echo "h2 -> h1 time of h2's packets, median and p90 (ms): DCQCN off $off_d, on $on_d;" \
 		"mean sampled switch backlog: off $OFF_BACKLOG B, on $on B; CE marks: off $OFF_MARKS, on $ON_MARKS"
-	awk -v off="${off_d%% *}" -v on="${on_d%% *}" 'BEGIN { exit !(on < off / 2) }'
+	if [ "$OFF_BACKLOG" -lt "$RED_MIN" ]; then
+		ktap_skip_this "without DCQCN the port queued $OFF_BACKLOG B on average, under RED's" \
+			"$RED_MIN B: the guest did not fill it, so there was no queue to shorten"
+		return 0
+	fi
+	awk -v off="${off_d%% *}" -v on="${on_d%% *}" 'BEGIN { exit !(on + 0 > 0 && off + 0 > 0 && on + 0 < off / 2) }'
 }
 ktap_result "2:1 incast: DCQCN keeps the bottleneck queue shorter: h2's packets reach h1 in under half the median time they take without" shorter_queue
 

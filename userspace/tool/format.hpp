@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "client.hpp"
+#include "fields.hpp"
 
 namespace rxecc::tool {
 
