@@ -222,18 +222,21 @@ ktap_result "2:1 incast, DCQCN on: both senders were held back by their rate lim
 # gave 0.46-0.80 of off's CE marks and 0.39-0.99 of its mean backlog, and
 # with the senders' rp_enable none 0.67-1.11 and 0.45-1.26; the median delay
 # gave 0.31-0.34 against 0.96-1.17 (docs/results.md).
-# A guest too slow to fill the port without DCQCN (the debug kernel, whose
-# senders with the captures beside them queued 9 KB on average) leaves
-# nothing to shorten: the test is skipped then, with the reason.
+# With the port scaled down (RXECC_RATE_SCALE, make check-debug) the debug
+# guest's own time, not the queue, makes most of the delay: without DCQCN
+# its median was 134 ms with a 9 KB mean sampled backlog, against 37 ms
+# with 110 KB on Debian's kernel. The test is measured and printed there,
+# and skipped.
 shorter_queue() {
 	local on off_d on_d
+	[ -n "${OFF_BACKLOG:-}" ] || { echo "the run without DCQCN did not finish"; return 1; }
 	on=$(busy_backlog "$LOGDIR/on.backlog")
 	off_d=$(queue_delay off) && on_d=$(queue_delay on) || return 1
 	echo "h2 -> h1 time of h2's packets, median and p90 (ms): DCQCN off $off_d, on $on_d;" \
 		"mean sampled switch backlog: off $OFF_BACKLOG B, on $on B; CE marks: off $OFF_MARKS, on $ON_MARKS"
-	if [ "$OFF_BACKLOG" -lt "$RED_MIN" ]; then
-		ktap_skip_this "without DCQCN the port queued $OFF_BACKLOG B on average, under RED's" \
-			"$RED_MIN B: the guest did not fill it, so there was no queue to shorten"
+	if [ "${RXECC_RATE_SCALE:-1}" -gt 1 ]; then
+		ktap_skip_this "port scaled down $RXECC_RATE_SCALE times: the guest's own time, not the" \
+			"queue, makes most of the delay (off $off_d ms, on $on_d ms)"
 		return 0
 	fi
 	awk -v off="${off_d%% *}" -v on="${on_d%% *}" 'BEGIN { exit !(on + 0 > 0 && off + 0 > 0 && on + 0 < off / 2) }'
@@ -416,7 +419,7 @@ recover() {
 	kill_tree "$cpid"
 	kill_tree "$spid"
 	wait "$cpid" "$spid" 2>/dev/null
-	fabric_mark 1 "$RATE" 20000 60000 "$QLIMIT" || rc=1
+	fabric_mark 1 "$RATE" "$RED_MIN" 60000 "$QLIMIT" || rc=1
 	[ "$rc" -eq 0 ] || return 1
 	local low
 	# The lowest Rc h2 had (its rate events): the port shared by nobody
@@ -503,7 +506,7 @@ crafted() {
 	[ "$(cnt 2 sent_pkts)" -gt "$sent" ] && kill -0 "$cpid" 2>/dev/null || rc=1
 	kill_tree "$ipid"; kill_tree "$cpid"; kill_tree "$spid"
 	wait "$ipid" "$cpid" "$spid" 2>/dev/null
-	fabric_mark 1 "$RATE" 20000 60000 "$QLIMIT" || rc=1
+	fabric_mark 1 "$RATE" "$RED_MIN" 60000 "$QLIMIT" || rc=1
 	return "$rc"
 }
 ktap_result "hand-made CNPs: unknown QP, off-path source, QP in INIT and malformed ones counted and dropped; a valid one is handled" crafted
