@@ -22,6 +22,15 @@
  * PFC frames are sent from a soft hrtimer, outside the qdisc lock, with
  * __dev_direct_xmit(): like a MAC's control frames they bypass the queues of
  * the port they leave from.
+ *
+ * The PFC watchdog (SONiC's pfcwd, Junos's PFC watchdog) polls every PFC
+ * priority: a queue that holds packets, has sent none and has stayed paused
+ * by received PFC frames from one poll to the next, for the detection time,
+ * is in a PFC storm. The action then drops what the queue holds and what
+ * arrives for it and ignores received pauses (drop), only ignores them
+ * (forward: the queue sends as a lossy one), or only counts and logs
+ * (alert). The storm ends when no XOFF for the priority has arrived for the
+ * restoration time.
  */
 #include <linux/hrtimer.h>
 #include <linux/ip.h>
@@ -53,6 +62,12 @@
 #define PFC_DEF_LINK_MBPS	10000
 #define PFC_DEF_DELAY_NS	100000
 #define PFC_DEF_QUANTA		0xffff
+/* Watchdog: off until a detection time is set; restoration 0 means twice
+ * the detection time (SONiC), polling 0 half of it (Junos: polls of 100 ms,
+ * detection after two).
+ */
+#define PFC_WD_MAX_MS		5000	/* SONiC's largest detection time */
+#define PFC_WD_MAX_RESTORE_MS	60000	/* ... and restoration time */
 
 /* One ingress port's share of one priority queue. */
 struct pfc_port {
@@ -77,6 +92,14 @@ struct pfc_prio {
 	bool paused;
 	u64 paused_since, paused_until;
 	struct tc_pfc_prio_stats st;
+	/* watchdog */
+	bool wd_storm;
+	u64 wd_since;		/* ns, the poll that first saw it stalled; 0: not */
+	u64 wd_tx;		/* st.tx_packets at the last poll */
+	u64 wd_transition;	/* st.pause_rx_transition at the last poll */
+	u64 wd_last_xoff;	/* ns, the last XOFF received for it */
+	u64 wd_storm_since;	/* ns */
+	struct tc_pfc_wd_stats wd;
 	struct pfc_port port[PFC_PORTS];
 };
 
@@ -94,6 +117,9 @@ struct pfc_sched {
 	u8 dscp_map[64];
 	struct qdisc_watchdog wd;
 	struct hrtimer timer;	/* sends PFC frames */
+	u32 wd_detect, wd_restore, wd_poll;	/* ms */
+	u8 wd_action;
+	struct hrtimer wd_timer;	/* the watchdog's polls */
 	atomic64_t tx_errors;
 	u64 rx_ignored, rx_malformed, rx_rejected;
 	struct pfc_prio prio[TC_PFC_NUM_PRIO];
@@ -219,6 +245,10 @@ static int pfc_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 
 	p = pfc_classify(s, skb);
 	b = &s->prio[p];
+	if (b->wd_storm && s->wd_action == TC_PFC_WD_DROP) {
+		b->wd.drops++;
+		return qdisc_drop(skb, sch, to_free);
+	}
 	slot = pfc_port_slot(s, b, skb->skb_iif);
 	if (slot != PFC_NO_PORT)
 		pt = &b->port[slot];
@@ -305,6 +335,34 @@ static int pfc_pick(struct pfc_sched *s, u64 now, u64 *wake)
 	return -1;
 }
 
+/* Take the head packet off priority @p's queue (not empty) with its
+ * accounting: the shared buffer, its port's bytes (XON due?), the backlog.
+ */
+static struct sk_buff *pfc_unlink(struct pfc_sched *s, int p)
+{
+	struct pfc_prio *b = &s->prio[p];
+	struct sk_buff *skb = __qdisc_dequeue_head(&b->q);
+	u32 len = qdisc_pkt_len(skb);
+
+	b->backlog -= len;
+	if (!pfc_cb(skb)->headroom)
+		b->shared -= len;
+	if (pfc_cb(skb)->port != PFC_NO_PORT) {
+		struct pfc_port *pt = &b->port[pfc_cb(skb)->port];
+
+		pt->bytes -= len;
+		if (pfc_cb(skb)->headroom)
+			pt->headroom -= len;
+		if (pt->xoff && pt->bytes <= b->xon)
+			pfc_kick(s);
+		pfc_port_release(b, pt);
+	}
+	qdisc_qstats_backlog_dec(s->sch, skb);
+	s->sch->q.qlen--;
+	trace_pfc_queue(qdisc_dev(s->sch), p, b->backlog);
+	return skb;
+}
+
 static struct sk_buff *pfc_dequeue(struct Qdisc *sch)
 {
 	struct pfc_sched *s = qdisc_priv(sch);
@@ -323,28 +381,12 @@ static struct sk_buff *pfc_dequeue(struct Qdisc *sch)
 	p = pfc_pick(s, now, &wake);
 	if (p >= 0) {
 		b = &s->prio[p];
-		skb = __qdisc_dequeue_head(&b->q);
+		skb = pfc_unlink(s, p);
 		len = qdisc_pkt_len(skb);
-		b->backlog -= len;
-		if (!pfc_cb(skb)->headroom)
-			b->shared -= len;
 		b->st.tx_bytes += len;
 		b->st.tx_packets++;
 		bstats_update(&b->bstats, skb);
-		if (pfc_cb(skb)->port != PFC_NO_PORT) {
-			struct pfc_port *pt = &b->port[pfc_cb(skb)->port];
-
-			pt->bytes -= len;
-			if (pfc_cb(skb)->headroom)
-				pt->headroom -= len;
-			if (pt->xoff && pt->bytes <= b->xon)
-				pfc_kick(s);
-			pfc_port_release(b, pt);
-		}
-		qdisc_qstats_backlog_dec(sch, skb);
 		qdisc_bstats_update(sch, skb);
-		sch->q.qlen--;
-		trace_pfc_queue(qdisc_dev(sch), p, b->backlog);
 		if (s->rate)
 			s->t_next = max(s->t_next, now - min(now, pfc_burst_ns(s))) +
 				    div64_u64((u64)len * 8 * NSEC_PER_SEC, s->rate);
@@ -459,6 +501,145 @@ static enum hrtimer_restart pfc_timer_fn(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
+static const char *const pfc_wd_action_name[] = {
+	[TC_PFC_WD_DROP] = "drop",
+	[TC_PFC_WD_FORWARD] = "forward",
+	[TC_PFC_WD_ALERT] = "alert",
+};
+
+/* Does the watchdog keep received pauses away from @b? */
+static bool pfc_wd_mitigating(const struct pfc_sched *s, const struct pfc_prio *b)
+{
+	return b->wd_storm && s->wd_action != TC_PFC_WD_ALERT;
+}
+
+static u64 pfc_wd_restore_ns(const struct pfc_sched *s)
+{
+	return (u64)(s->wd_restore ?: 2 * s->wd_detect) * NSEC_PER_MSEC;
+}
+
+static u32 pfc_wd_poll_ms(const struct pfc_sched *s)
+{
+	return s->wd_poll ?: max(s->wd_detect / 2, 1U);
+}
+
+/* Priority @p goes into a storm at @now (queue lock held); the packets the
+ * drop action takes from its queue go to @to_free.
+ */
+static void pfc_wd_storm(struct pfc_sched *s, int p, u64 now, struct sk_buff **to_free)
+{
+	struct pfc_prio *b = &s->prio[p];
+	unsigned int n = 0, bytes = 0;
+	struct sk_buff *skb;
+
+	b->wd_storm = true;
+	b->wd_storm_since = now;
+	b->wd_since = 0;
+	b->wd.storms++;
+	net_warn_ratelimited("%s: sch_pfc: PFC storm on priority %d (paused, %u packets queued, none sent for %u ms): action %s\n",
+			     qdisc_dev(s->sch)->name, p, b->q.qlen, s->wd_detect,
+			     pfc_wd_action_name[s->wd_action]);
+	if (s->wd_action == TC_PFC_WD_ALERT)
+		return;
+	if (b->paused) {
+		b->paused = false;
+		b->st.pause_rx_duration += now - b->paused_since;
+	}
+	if (s->wd_action == TC_PFC_WD_DROP) {
+		while (b->q.qlen) {
+			skb = pfc_unlink(s, p);
+			n++;
+			bytes += qdisc_pkt_len(skb);
+			b->wd.drops++;
+			qdisc_qstats_drop(s->sch);
+			__qdisc_drop(skb, to_free);
+		}
+		/* The qdisc's parents, if it has any, hold fewer packets too. */
+		if (n)
+			qdisc_tree_reduce_backlog(s->sch, n, bytes);
+	}
+	__netif_schedule(qdisc_root_sleeping(s->sch));
+}
+
+/* Priority @p's storm ends at @now (queue lock held). */
+static void pfc_wd_restore(struct pfc_sched *s, int p, u64 now)
+{
+	struct pfc_prio *b = &s->prio[p];
+
+	b->wd_storm = false;
+	b->wd_since = 0;
+	b->wd.restorations++;
+	b->wd.storm_duration += now - b->wd_storm_since;
+	net_info_ratelimited("%s: sch_pfc: PFC storm on priority %d over after %llu ms\n",
+			     qdisc_dev(s->sch)->name, p,
+			     div_u64(now - b->wd_storm_since, NSEC_PER_MSEC));
+}
+
+/* One poll at @now (queue lock held). A priority is stalled at a poll when
+ * its queue holds packets and a received pause holds it; it is in a storm
+ * once it has been stalled at every poll for the detection time, with no
+ * packet sent and no pause ended in between.
+ */
+static void pfc_wd_poll(struct pfc_sched *s, u64 now, struct sk_buff **to_free)
+{
+	u64 detect = (u64)s->wd_detect * NSEC_PER_MSEC;
+	u64 restore = pfc_wd_restore_ns(s);
+	int p;
+
+	for (p = 0; p < TC_PFC_NUM_PRIO; p++) {
+		struct pfc_prio *b = &s->prio[p];
+
+		if (!(s->enable & BIT(p)))
+			continue;
+		if (b->wd_storm) {
+			if (now - b->wd_last_xoff >= restore)
+				pfc_wd_restore(s, p, now);
+		} else if (!b->q.qlen || !pfc_rx_paused(b, now)) {
+			b->wd_since = 0;
+		} else if (!b->wd_since || b->st.tx_packets != b->wd_tx ||
+			   b->st.pause_rx_transition != b->wd_transition) {
+			b->wd_since = now;
+		} else if (now - b->wd_since >= detect) {
+			pfc_wd_storm(s, p, now, to_free);
+		}
+		b->wd_tx = b->st.tx_packets;
+		b->wd_transition = b->st.pause_rx_transition;
+	}
+}
+
+/* End the storms the configuration no longer allows (queue lock held). */
+static void pfc_wd_reconf(struct pfc_sched *s, u8 old_action)
+{
+	u64 now = ktime_get_ns();
+	int p;
+
+	for (p = 0; p < TC_PFC_NUM_PRIO; p++)
+		if (s->prio[p].wd_storm &&
+		    (!s->wd_detect || !(s->enable & BIT(p)) || s->wd_action != old_action))
+			pfc_wd_restore(s, p, now);
+}
+
+static enum hrtimer_restart pfc_wd_timer_fn(struct hrtimer *t)
+{
+	struct pfc_sched *s = container_of(t, struct pfc_sched, wd_timer);
+	enum hrtimer_restart ret = HRTIMER_NORESTART;
+	struct sk_buff *to_free = NULL;
+	spinlock_t *lock;
+
+	rcu_read_lock();
+	lock = qdisc_lock(qdisc_root_sleeping(s->sch));
+	spin_lock(lock);
+	if (s->wd_detect) {
+		pfc_wd_poll(s, ktime_get_ns(), &to_free);
+		hrtimer_forward_now(t, ms_to_ktime(pfc_wd_poll_ms(s)));
+		ret = HRTIMER_RESTART;
+	}
+	spin_unlock(lock);
+	rcu_read_unlock();
+	kfree_skb_list(to_free);
+	return ret;
+}
+
 /* PFC frames received on a port whose root qdisc is a pfc qdisc. */
 static int pfc_rcv(struct sk_buff *skb, struct net_device *dev,
 		   struct packet_type *pt, struct net_device *orig_dev)
@@ -498,6 +679,12 @@ static int pfc_rcv(struct sk_buff *skb, struct net_device *dev,
 		}
 		b->st.pause_rx++;
 		dur = pfc_quanta_ns(f.time[p], s->link_mbps);
+		if (dur)
+			b->wd_last_xoff = now;
+		if (pfc_wd_mitigating(s, b)) {
+			b->wd.pause_ignored++;
+			continue;
+		}
 		pfc_rx_paused(b, now);
 		if (dur) {
 			if (!b->paused) {
@@ -550,6 +737,10 @@ static const struct nla_policy pfc_policy[TCA_PFC_MAX + 1] = {
 	[TCA_PFC_QUANTA]	= NLA_POLICY_MIN(NLA_U16, 1),
 	[TCA_PFC_DSCP_MAP]	= NLA_POLICY_EXACT_LEN(64),
 	[TCA_PFC_PRIO]		= NLA_POLICY_NESTED(pfc_prio_policy),
+	[TCA_PFC_WD_DETECTION]	= NLA_POLICY_MAX(NLA_U32, PFC_WD_MAX_MS),
+	[TCA_PFC_WD_RESTORATION] = NLA_POLICY_MAX(NLA_U32, PFC_WD_MAX_RESTORE_MS),
+	[TCA_PFC_WD_ACTION]	= NLA_POLICY_MAX(NLA_U8, TC_PFC_WD_ALERT),
+	[TCA_PFC_WD_POLL]	= NLA_POLICY_MAX(NLA_U32, PFC_WD_MAX_MS),
 };
 
 /* The configuration a change builds and checks before it is applied. */
@@ -559,6 +750,8 @@ struct pfc_conf {
 	u16 quanta;
 	u8 enable, trust;
 	u8 dscp_map[64];
+	u32 wd_detect, wd_restore, wd_poll;
+	u8 wd_action;
 	struct {
 		u32 limit, xoff, xon, headroom, kmin, kmax, pmax;
 	} prio[TC_PFC_NUM_PRIO];
@@ -575,6 +768,10 @@ static void pfc_conf_get(const struct pfc_sched *s, struct pfc_conf *c)
 	c->enable = s->enable;
 	c->trust = s->trust;
 	memcpy(c->dscp_map, s->dscp_map, sizeof(c->dscp_map));
+	c->wd_detect = s->wd_detect;
+	c->wd_restore = s->wd_restore;
+	c->wd_poll = s->wd_poll;
+	c->wd_action = s->wd_action;
 	for (p = 0; p < TC_PFC_NUM_PRIO; p++) {
 		const struct pfc_prio *b = &s->prio[p];
 
@@ -672,6 +869,12 @@ static int pfc_conf_check(const struct pfc_conf *c, u32 mtu,
 		pfc_extack(extack, opt, msg);
 		return -EINVAL;
 	}
+	if (c->wd_poll > c->wd_detect && c->wd_detect) {
+		snprintf(msg, sizeof(msg), "watchdog: polling interval %u ms above detection time %u ms",
+			 c->wd_poll, c->wd_detect);
+		pfc_extack(extack, opt, msg);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -683,6 +886,7 @@ static int pfc_change(struct Qdisc *sch, struct nlattr *opt,
 	struct pfc_conf *c;
 	struct nlattr *a;
 	int err, rem, p;
+	u8 old_action;
 
 	if (!opt)
 		return 0;
@@ -707,6 +911,11 @@ static int pfc_change(struct Qdisc *sch, struct nlattr *opt,
 		c->delay = nla_get_u32(tb[TCA_PFC_DELAY]);
 	if (tb[TCA_PFC_QUANTA])
 		c->quanta = nla_get_u16(tb[TCA_PFC_QUANTA]);
+	pfc_get_u32(tb[TCA_PFC_WD_DETECTION], &c->wd_detect);
+	pfc_get_u32(tb[TCA_PFC_WD_RESTORATION], &c->wd_restore);
+	pfc_get_u32(tb[TCA_PFC_WD_POLL], &c->wd_poll);
+	if (tb[TCA_PFC_WD_ACTION])
+		c->wd_action = nla_get_u8(tb[TCA_PFC_WD_ACTION]);
 	if (tb[TCA_PFC_DSCP_MAP]) {
 		const u8 *map = nla_data(tb[TCA_PFC_DSCP_MAP]);
 
@@ -732,6 +941,7 @@ static int pfc_change(struct Qdisc *sch, struct nlattr *opt,
 		goto out;
 
 	sch_tree_lock(sch);
+	old_action = s->wd_action;
 	s->rate = c->rate;
 	s->link_mbps = c->link_mbps;
 	s->delay = c->delay;
@@ -739,6 +949,10 @@ static int pfc_change(struct Qdisc *sch, struct nlattr *opt,
 	s->enable = c->enable;
 	s->trust = c->trust;
 	memcpy(s->dscp_map, c->dscp_map, sizeof(s->dscp_map));
+	s->wd_detect = c->wd_detect;
+	s->wd_restore = c->wd_restore;
+	s->wd_poll = c->wd_poll;
+	s->wd_action = c->wd_action;
 	for (p = 0; p < TC_PFC_NUM_PRIO; p++) {
 		struct pfc_prio *b = &s->prio[p];
 
@@ -752,6 +966,10 @@ static int pfc_change(struct Qdisc *sch, struct nlattr *opt,
 	}
 	/* Ports in XOFF of a priority no longer enabled get their XON. */
 	pfc_kick(s);
+	pfc_wd_reconf(s, old_action);
+	if (s->wd_detect)
+		hrtimer_start(&s->wd_timer, ms_to_ktime(pfc_wd_poll_ms(s)),
+			      HRTIMER_MODE_REL_SOFT);
 	sch_tree_unlock(sch);
 out:
 	kfree(c);
@@ -768,6 +986,9 @@ static int pfc_init(struct Qdisc *sch, struct nlattr *opt,
 	qdisc_watchdog_init(&s->wd, sch);
 	hrtimer_init(&s->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	s->timer.function = pfc_timer_fn;
+	hrtimer_init(&s->wd_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	s->wd_timer.function = pfc_wd_timer_fn;
+	s->wd_action = TC_PFC_WD_DROP;
 	s->link_mbps = PFC_DEF_LINK_MBPS;
 	s->delay = PFC_DEF_DELAY_NS;
 	s->quanta = PFC_DEF_QUANTA;
@@ -820,6 +1041,7 @@ static void pfc_destroy(struct Qdisc *sch)
 	u64 next;
 
 	qdisc_watchdog_cancel(&s->wd);
+	hrtimer_cancel(&s->wd_timer);
 	hrtimer_cancel(&s->timer);
 	/* Nothing can arm the timer now: release every port still in XOFF. */
 	__skb_queue_head_init(&frames);
@@ -852,7 +1074,11 @@ static int pfc_dump(struct Qdisc *sch, struct sk_buff *skb)
 	    nla_put_u32(skb, TCA_PFC_LINK_MBPS, c.link_mbps) ||
 	    nla_put_u32(skb, TCA_PFC_DELAY, c.delay) ||
 	    nla_put_u16(skb, TCA_PFC_QUANTA, c.quanta) ||
-	    nla_put(skb, TCA_PFC_DSCP_MAP, sizeof(c.dscp_map), c.dscp_map))
+	    nla_put(skb, TCA_PFC_DSCP_MAP, sizeof(c.dscp_map), c.dscp_map) ||
+	    nla_put_u32(skb, TCA_PFC_WD_DETECTION, c.wd_detect) ||
+	    nla_put_u32(skb, TCA_PFC_WD_RESTORATION, c.wd_restore) ||
+	    nla_put_u8(skb, TCA_PFC_WD_ACTION, c.wd_action) ||
+	    nla_put_u32(skb, TCA_PFC_WD_POLL, c.wd_poll))
 		goto fail;
 	for (p = 0; p < TC_PFC_NUM_PRIO; p++) {
 		nest = nla_nest_start(skb, TCA_PFC_PRIO);
@@ -874,12 +1100,18 @@ fail:
 	return -EMSGSIZE;
 }
 
-/* Statistics of @b at @now, durations including a pause still running. */
+/* Statistics of @b at @now, durations including a pause (or storm) still
+ * running.
+ */
 static void pfc_prio_stats(const struct pfc_prio *b, u64 now,
-			   struct tc_pfc_prio_stats *st)
+			   struct tc_pfc_prio_stats *st, struct tc_pfc_wd_stats *wd)
 {
 	int i;
 
+	*wd = b->wd;
+	wd->storm = b->wd_storm;
+	if (b->wd_storm)
+		wd->storm_duration += now - b->wd_storm_since;
 	*st = b->st;
 	st->backlog = b->backlog;
 	st->qlen = b->q.qlen;
@@ -902,7 +1134,7 @@ static int pfc_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 		return -1;
 	sch_tree_lock(sch);
 	for (p = 0; p < TC_PFC_NUM_PRIO; p++)
-		pfc_prio_stats(&s->prio[p], now, &x->prio[p]);
+		pfc_prio_stats(&s->prio[p], now, &x->prio[p], &x->wd[p]);
 	x->pfc_rx_ignored = s->rx_ignored;
 	x->pfc_rx_malformed = s->rx_malformed;
 	x->pfc_rx_rejected = s->rx_rejected;
@@ -952,16 +1184,16 @@ static int pfc_dump_class_stats(struct Qdisc *sch, unsigned long cl,
 	struct pfc_sched *s = qdisc_priv(sch);
 	struct pfc_prio *b = &s->prio[cl - 1];
 	struct gnet_stats_queue qs = {};
-	struct tc_pfc_prio_stats st;
+	struct tc_pfc_class_stats st;
 
 	sch_tree_lock(sch);
-	pfc_prio_stats(b, ktime_get_ns(), &st);
+	pfc_prio_stats(b, ktime_get_ns(), &st.q, &st.wd);
 	sch_tree_unlock(sch);
-	qs.backlog = st.backlog;
-	qs.drops = st.drops;
-	qs.overlimits = st.ecn_marked;
+	qs.backlog = st.q.backlog;
+	qs.drops = st.q.drops + st.wd.drops;
+	qs.overlimits = st.q.ecn_marked;
 	if (gnet_stats_copy_basic(d, NULL, &b->bstats, true) < 0 ||
-	    gnet_stats_copy_queue(d, NULL, &qs, st.qlen) < 0)
+	    gnet_stats_copy_queue(d, NULL, &qs, st.q.qlen) < 0)
 		return -1;
 	return gnet_stats_copy_app(d, &st, sizeof(st));
 }

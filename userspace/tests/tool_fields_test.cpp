@@ -60,6 +60,7 @@ TEST(ToolFields, QdiscKeysInJsonAndText) {
     ASSERT_EQ(j["prio"].size(), TC_PFC_NUM_PRIO);
     expect_fields(qdisc_prio_fields(), j["prio"][0], t);
     expect_fields(qdisc_prio_stat_fields(), j["prio"][0], t);
+    expect_fields(qdisc_prio_wd_fields(), j["prio"][0], t);
     EXPECT_TRUE(j.contains("netdev"));
     EXPECT_TRUE(has_word(t, "netdev"));
 }
@@ -104,7 +105,7 @@ TEST(ToolFields, QdiscOptionRanges) {
         for (const auto& f : fields) {
             if (f.option.empty()) continue;
             SCOPED_TRACE(std::string(f.option));
-            if (f.unit == Unit::trust) continue;  // words only
+            if (f.unit == Unit::trust || f.unit == Unit::wd_action) continue;  // words only
             const std::string opt(f.option);
             EXPECT_EQ(code_of([&] {
                           (void)parse({"qdisc", "add", "dev", "x", opt, std::to_string(f.min)});

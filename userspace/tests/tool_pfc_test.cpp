@@ -26,6 +26,7 @@ namespace rxecc::tool {
 namespace {
 
 using test::code_of;
+using test::message_of;
 using test::parse;
 
 uint32_t offset_of(const nl::Message& m, const nlattr* a) {
@@ -175,6 +176,40 @@ TEST(ToolQdiscCli, OptionsPerPortAndPerPriority) {
     EXPECT_FALSE(help_text("qdisc").empty());
 }
 
+// The watchdog's options: times in ms (or us, ms, s: whole ms), actions by name.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
+TEST(ToolQdiscCli, WatchdogOptions) {
+    auto c = parse({"qdisc", "change", "dev", "swp1", "wd_detection", "200", "wd_restoration",
+                    "1.5s", "wd_action", "forward", "wd_poll", "50ms"});
+    const QdiscSpec& q = c.qdisc;
+    EXPECT_EQ(q.opt[TCA_PFC_WD_DETECTION], 200U);
+    EXPECT_EQ(q.opt[TCA_PFC_WD_RESTORATION], 1500U);
+    EXPECT_EQ(q.opt[TCA_PFC_WD_ACTION], TC_PFC_WD_FORWARD);
+    EXPECT_EQ(q.opt[TCA_PFC_WD_POLL], 50U);
+    EXPECT_EQ(parse({"qdisc", "add", "dev", "x", "wd_action", "ALERT"}).qdisc.opt[TCA_PFC_WD_ACTION],
+              TC_PFC_WD_ALERT);
+    EXPECT_EQ(parse({"qdisc", "add", "dev", "x", "wd_action", "drop"}).qdisc.opt[TCA_PFC_WD_ACTION],
+              TC_PFC_WD_DROP);
+    EXPECT_EQ(message_of([] { (void)parse({"qdisc", "add", "dev", "x", "wd_action", "stop"}); }),
+              "wd_action: 'stop' is not a watchdog action (drop, forward, alert)");
+    // Not a whole millisecond, past the range, a priority's option.
+    EXPECT_EQ(code_of([] { (void)parse({"qdisc", "add", "dev", "x", "wd_poll", "1500us"}); }),
+              Exit::bad_value);
+    EXPECT_EQ(message_of([] { (void)parse({"qdisc", "add", "dev", "x", "wd_detection", "6s"}); }),
+              "wd_detection: out of range 0..5000 ms ('6s')");
+    EXPECT_EQ(code_of([] {
+                  (void)parse({"qdisc", "add", "dev", "x", "prio", "3", "wd_detection", "200"});
+              }),
+              Exit::usage);
+    // The request carries them as the kernel's attributes and widths.
+    auto msg = qdisc_set_request(q, 7);
+    auto tb = nl::parse(msg.header(), sizeof(tcmsg), TCA_MAX);
+    auto o = nl::parse_nested(tb[TCA_OPTIONS], TCA_PFC_MAX);
+    EXPECT_EQ(nl::get_u32(o[TCA_PFC_WD_DETECTION]), 200U);
+    EXPECT_EQ(nl::get_u8(o[TCA_PFC_WD_ACTION]), TC_PFC_WD_FORWARD);
+    EXPECT_EQ(mnl_attr_get_payload_len(o[TCA_PFC_WD_ACTION]), 1U);
+}
+
 // NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(ToolQdiscRequest, LayoutAndErrorMapping) {
     auto c = parse({"qdisc", "replace", "dev", "swp1", "rate", "50", "pfc", "0x08", "prio", "3",
@@ -241,6 +276,8 @@ TEST(ToolQdiscRequest, DecodeDumpAndFormat) {
     m.put_u8(TCA_PFC_ENABLE, 0x08);
     m.put_u32(TCA_PFC_LINK_MBPS, 10000);
     m.put_u16(TCA_PFC_QUANTA, 65535);
+    m.put_u32(TCA_PFC_WD_DETECTION, 200);
+    m.put_u8(TCA_PFC_WD_ACTION, TC_PFC_WD_FORWARD);
     auto* p3 = m.nest_start(TCA_PFC_PRIO);
     m.put_u8(TCA_PFC_PRIO_ID, 3);
     m.put_u32(TCA_PFC_PRIO_XOFF, 24576);
@@ -252,6 +289,9 @@ TEST(ToolQdiscRequest, DecodeDumpAndFormat) {
     x.prio[3].xon_tx = 4;
     x.prio[3].pause_tx_duration = 2500000;
     x.pfc_rx_ignored = 2;
+    x.wd[3].storm = 1;
+    x.wd[3].storms = 2;
+    x.wd[3].storm_duration = 7000000;
     m.put_raw(TCA_STATS_APP, &x, sizeof(x));
     m.nest_end(st);
     auto q = decode_qdisc(m.header());
@@ -263,17 +303,24 @@ TEST(ToolQdiscRequest, DecodeDumpAndFormat) {
     EXPECT_EQ(q->prio[3].xoff, 24576U);
     EXPECT_EQ(q->prio[3].stats.pause_tx, 11U);
     EXPECT_EQ(q->pfc_rx_ignored, 2U);
+    EXPECT_EQ(q->wd_detection_ms, 200U);
+    EXPECT_EQ(q->wd_action, TC_PFC_WD_FORWARD);
+    EXPECT_EQ(q->prio[3].wd.storms, 2U);
     auto j = to_json(*q);
     EXPECT_EQ(j["handle"], "8001:");
     EXPECT_EQ(j["prio"][3]["pause_tx_duration_us"], 2500);
     EXPECT_EQ(j["prio"][3]["pfc"], true);
     EXPECT_EQ(j["prio"][2]["pfc"], false);
+    EXPECT_EQ(j["wd_action"], "forward");
+    EXPECT_EQ(j["prio"][3]["wd_storm"], true);
+    EXPECT_EQ(j["prio"][3]["wd_storm_duration_us"], 7000);
     for (const char* key : {"netdev", "rate_bps", "pfc_enable", "trust", "link_mbps", "delay_ns",
                             "quanta", "drops", "prio"})
         EXPECT_TRUE(j.contains(key)) << key;
     const std::string t = to_text({*q});
     EXPECT_NE(t.find("qdisc pfc netdev lo handle 8001: rate_bps 50000000 pfc_enable 0x08 trust "
-                     "dscp link_mbps 10000 delay_ns 0 quanta 65535\n"),
+                     "dscp link_mbps 10000 delay_ns 0 quanta 65535 wd_detection_ms 200 "
+                     "wd_restoration_ms 0 wd_action forward wd_poll_ms 0\n"),
               std::string::npos)
         << t;
     EXPECT_NE(t.find("  drops 0 pfc_tx_errors 0 pfc_rx_ignored 2 "), std::string::npos) << t;

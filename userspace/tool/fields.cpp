@@ -16,6 +16,7 @@ nlohmann::json json_value(Show show, uint64_t v) {
         case Show::qp_state:
         case Show::trust:
         case Show::handle:
+        case Show::wd_action:
             return text_value(show, v);
         case Show::ns_as_us:
             return v / 1000;
@@ -49,6 +50,8 @@ std::string text_value(Show show, uint64_t v) {
             return buf.data();
         case Show::ns_as_us:
             return std::to_string(v / 1000);
+        case Show::wd_action:
+            return v < kWdActions.size() ? std::string(kWdActions.at(v)) : std::to_string(v);
         case Show::number:
             break;
     }

@@ -31,6 +31,7 @@ enum class Show : uint8_t {
     trust,     // "dscp" / dscp (enum tc_pfc_trust)
     handle,    // "8001:" / 8001: (a qdisc handle, as tc writes it)
     ns_as_us,  // nanoseconds shown as whole microseconds (a key ending in _us)
+    wd_action, // "drop" / drop (enum tc_pfc_wd_action)
 };
 
 [[nodiscard]] nlohmann::json json_value(Show show, uint64_t v);

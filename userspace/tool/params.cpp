@@ -269,6 +269,13 @@ uint32_t parse_unchecked(const Knob& knob, std::string_view text) {
             if (t == "dscp") return 0;
             if (t == "pcp") return 1;
             bad(knob, text, "dscp or pcp");
+        case Unit::millis:
+            return parse_scaled(knob, text, {{"", 1000}, {"ms", 1000}, {"s", 1000000}, {"us", 1}},
+                                1000, "a time (ms by default; us, ms, s)");
+        case Unit::wd_action:
+            for (size_t i = 0; i < kWdActions.size(); ++i)
+                if (t == kWdActions.at(i)) return static_cast<uint32_t>(i);
+            bad(knob, text, "a watchdog action (drop, forward, alert)");
     }
     bad(knob, text, "a value");
 }
@@ -298,6 +305,9 @@ std::string format_value(const Knob& knob, uint32_t value) {
             return value == 0 ? "auto" : std::to_string(value);
         case Unit::trust:
             return value == 0 ? "dscp" : value == 1 ? "pcp" : std::to_string(value);
+        case Unit::wd_action:
+            if (value < kWdActions.size()) return std::string(kWdActions.at(value));
+            break;
         default:
             break;
     }

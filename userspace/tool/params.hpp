@@ -4,6 +4,7 @@
 // units and formatting for output.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -28,7 +29,12 @@ enum class Unit {
     prio,       // a priority 0..7, or dscp (8): from the DSCP map
     speed,      // Mbit/s like mbps, or auto (0): the netdev's speed
     trust,      // dscp (0), pcp (1): enum tc_pfc_trust
+    millis,     // milliseconds: 200, 200ms, 1.5s, 500us (a whole number of ms)
+    wd_action,  // drop (0), forward (1), alert (2): enum tc_pfc_wd_action
 };
+
+// The PFC watchdog's actions by value (enum tc_pfc_wd_action).
+inline constexpr std::array<std::string_view, 3> kWdActions = {"drop", "forward", "alert"};
 
 // How a value travels in a netlink attribute.
 enum class Wire : uint8_t { none, u8, u16, u32, u64 };

@@ -51,7 +51,7 @@ std::string option_of(std::span<const Field<T>> fields, uint16_t attr) {
 
 std::span<const Field<QdiscInfo>> qdisc_port_fields() {
     // Ranges of the kernel's policy (sch_pfc.c); rate has none but 64 bits.
-    static const std::array<Field<QdiscInfo>, 7> fields = {
+    static const std::array<Field<QdiscInfo>, 11> fields = {
         member<&QdiscInfo::handle>("handle", 0, Wire::none, Show::handle),
         member<&QdiscInfo::rate_bps>("rate_bps", TCA_PFC_RATE, Wire::u64)
             .settable("rate", Unit::speed, "Mbit/s", 0, UINT32_MAX, 1000000),
@@ -65,6 +65,15 @@ std::span<const Field<QdiscInfo>> qdisc_port_fields() {
             .settable("delay", Unit::micros, "us", 0, 1000000, 1000),
         member<&QdiscInfo::quanta>("quanta", TCA_PFC_QUANTA, Wire::u16)
             .settable("quanta", Unit::plain, "quanta", 1, 65535),
+        member<&QdiscInfo::wd_detection_ms>("wd_detection_ms", TCA_PFC_WD_DETECTION, Wire::u32)
+            .settable("wd_detection", Unit::millis, "ms", 0, 5000),
+        member<&QdiscInfo::wd_restoration_ms>("wd_restoration_ms", TCA_PFC_WD_RESTORATION,
+                                              Wire::u32)
+            .settable("wd_restoration", Unit::millis, "ms", 0, 60000),
+        member<&QdiscInfo::wd_action>("wd_action", TCA_PFC_WD_ACTION, Wire::u8, Show::wd_action)
+            .settable("wd_action", Unit::wd_action, "drop|forward|alert", 0, TC_PFC_WD_ALERT),
+        member<&QdiscInfo::wd_poll_ms>("wd_poll_ms", TCA_PFC_WD_POLL, Wire::u32)
+            .settable("wd_poll", Unit::millis, "ms", 0, 5000),
     };
     return fields;
 }
@@ -120,6 +129,19 @@ std::span<const Field<tc_pfc_prio_stats>> qdisc_prio_stat_fields() {
         member<&S::pause_rx_duration>("pause_rx_duration_us", 0, Wire::none, Show::ns_as_us),
         member<&S::pause_rx_transition>("pause_rx_transition", 0, Wire::none),
         member<&S::xoff_ports>("xoff_ports", 0, Wire::none),
+    };
+    return fields;
+}
+
+std::span<const Field<tc_pfc_wd_stats>> qdisc_prio_wd_fields() {
+    using W = tc_pfc_wd_stats;
+    static const std::array<Field<W>, 6> fields = {
+        member<&W::storm>("wd_storm", 0, Wire::none, Show::boolean),
+        member<&W::storms>("wd_storms", 0, Wire::none),
+        member<&W::restorations>("wd_restorations", 0, Wire::none),
+        member<&W::drops>("wd_drops", 0, Wire::none),
+        member<&W::pause_ignored>("wd_pause_ignored", 0, Wire::none),
+        member<&W::storm_duration>("wd_storm_duration_us", 0, Wire::none, Show::ns_as_us),
     };
     return fields;
 }
@@ -189,8 +211,10 @@ void decode_stats(const nlattr* stats, QdiscInfo& q) {
         tc_pfc_xstats x{};
         std::memcpy(&x, mnl_attr_get_payload(a),
                     std::min<size_t>(mnl_attr_get_payload_len(a), sizeof(x)));
-        for (size_t p = 0; p < TC_PFC_NUM_PRIO; ++p)
+        for (size_t p = 0; p < TC_PFC_NUM_PRIO; ++p) {
             q.prio.at(p).stats = x.prio[p];  // NOLINT(*-constant-array-index)
+            q.prio.at(p).wd = x.wd[p];       // NOLINT(*-constant-array-index)
+        }
         q.pfc_tx_errors = x.pfc_tx_errors;
         q.pfc_rx_ignored = x.pfc_rx_ignored;
         q.pfc_rx_malformed = x.pfc_rx_malformed;
@@ -262,6 +286,7 @@ nlohmann::json to_json(const QdiscInfo& q) {
         nlohmann::json one;
         put_json(one, qdisc_prio_fields(), d);
         put_json(one, qdisc_prio_stat_fields(), d.stats);
+        put_json(one, qdisc_prio_wd_fields(), d.wd);
         prios.push_back(one);
     }
     return j;
@@ -301,6 +326,7 @@ std::string to_text(const std::vector<QdiscInfo>& qdiscs) {
         const auto prio_only = qdisc_prio_fields().first(1);
         out += prio_table<tc_pfc_prio_stats>(q, qdisc_prio_fields(), {}, &QdiscInfo::Prio::stats);
         out += prio_table(q, prio_only, qdisc_prio_stat_fields(), &QdiscInfo::Prio::stats);
+        out += prio_table(q, prio_only, qdisc_prio_wd_fields(), &QdiscInfo::Prio::wd);
     }
     return out;
 }

@@ -29,11 +29,16 @@ struct QdiscInfo {
     uint32_t link_mbps = 0;
     uint32_t delay_ns = 0;
     uint16_t quanta = 0;
+    uint32_t wd_detection_ms = 0;
+    uint32_t wd_restoration_ms = 0;
+    uint8_t wd_action = 0;
+    uint32_t wd_poll_ms = 0;
     struct Prio {
         uint8_t id = 0;    // the priority
         bool pfc = false;  // its bit of `enable`
         uint32_t limit = 0, xoff = 0, xon = 0, headroom = 0, kmin = 0, kmax = 0, pmax = 0;
         tc_pfc_prio_stats stats{};
+        tc_pfc_wd_stats wd{};  // the PFC watchdog's
     };
     std::array<Prio, TC_PFC_NUM_PRIO> prio{};
     uint64_t pfc_tx_errors = 0;
@@ -50,6 +55,7 @@ struct QdiscInfo {
 [[nodiscard]] std::span<const Field<QdiscInfo>> qdisc_port_stat_fields();
 [[nodiscard]] std::span<const Field<QdiscInfo::Prio>> qdisc_prio_fields();
 [[nodiscard]] std::span<const Field<tc_pfc_prio_stats>> qdisc_prio_stat_fields();
+[[nodiscard]] std::span<const Field<tc_pfc_wd_stats>> qdisc_prio_wd_fields();
 
 // Requests as messages (tests build and inspect them without a socket).
 [[nodiscard]] nl::Message qdisc_set_request(const QdiscSpec& spec, uint32_t ifindex);

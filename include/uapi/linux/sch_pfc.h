@@ -5,7 +5,8 @@
  * the queued traffic came from (per ingress port and priority accounting,
  * XOFF/XON thresholds with headroom), PFC frames received on the port itself
  * honoured, and RED-style ECN marking on the instantaneous queue (Kmin, Kmax,
- * Pmax) as DCQCN switches do.
+ * Pmax) as DCQCN switches do, and a PFC watchdog per lossless priority
+ * (detection, mitigation, restoration, as SONiC's pfcwd).
  *
  * Configured over rtnetlink as qdisc kind "pfc" (TCA_OPTIONS nests the
  * attributes below); `rxecc qdisc` is the command line. Attribute numbers are
@@ -29,6 +30,10 @@ enum {
 	TCA_PFC_DSCP_MAP,	/* binary, 64 bytes: priority of each DSCP */
 	TCA_PFC_PRIO,		/* nested, repeated: TCA_PFC_PRIO_* of one priority */
 	TCA_PFC_PAD,
+	TCA_PFC_WD_DETECTION,	/* u32, ms a queue stalls under pause: storm; 0 = off */
+	TCA_PFC_WD_RESTORATION,	/* u32, ms without a pause that end it; 0 = 2 x detection */
+	TCA_PFC_WD_ACTION,	/* u8, enum tc_pfc_wd_action */
+	TCA_PFC_WD_POLL,	/* u32, ms between two checks; 0 = detection / 2 */
 	__TCA_PFC_MAX
 };
 #define TCA_PFC_MAX (__TCA_PFC_MAX - 1)
@@ -36,6 +41,13 @@ enum {
 enum tc_pfc_trust {
 	TC_PFC_TRUST_DSCP,	/* IPv4/IPv6 DSCP through the DSCP map; others: 0 */
 	TC_PFC_TRUST_PCP,	/* VLAN PCP if tagged, else skb->priority (0..7) */
+};
+
+/* What the watchdog does to a priority queue in a PFC storm. */
+enum tc_pfc_wd_action {
+	TC_PFC_WD_DROP,		/* drop what it holds and what arrives; ignore pauses */
+	TC_PFC_WD_FORWARD,	/* ignore pauses: send as a lossy queue would */
+	TC_PFC_WD_ALERT,	/* count and log only */
 };
 
 /* The settings of one priority; unset ones keep their value. */
@@ -53,7 +65,7 @@ enum {
 };
 #define TCA_PFC_PRIO_MAX (__TCA_PFC_PRIO_MAX - 1)
 
-/* Per priority, in the class statistics (TCA_STATS_APP) and in the xstats. */
+/* Per priority, in the class statistics and in the xstats. */
 struct tc_pfc_prio_stats {
 	__u64 tx_bytes;		/* dequeued */
 	__u64 tx_packets;
@@ -70,6 +82,23 @@ struct tc_pfc_prio_stats {
 	__u64 xoff_ports;	/* ingress ports held in XOFF now */
 };
 
+/* The watchdog's, per priority (appended to the xstats). */
+struct tc_pfc_wd_stats {
+	__u64 storm;		/* 1 while the priority is in a storm */
+	__u64 storms;		/* storms detected */
+	__u64 restorations;	/* storms ended: no pause for the restoration time */
+	__u64 drops;		/* packets the drop action dropped */
+	__u64 pause_ignored;	/* pause frames ignored by the drop and forward actions */
+	__u64 storm_duration;	/* ns in a storm */
+};
+
+/* A class's (priority's) TCA_STATS_APP. */
+struct tc_pfc_class_stats {
+	struct tc_pfc_prio_stats q;
+	struct tc_pfc_wd_stats wd;
+};
+
+/* The qdisc's TCA_STATS_APP; it only grows at its end. */
 struct tc_pfc_xstats {
 	struct tc_pfc_prio_stats prio[TC_PFC_NUM_PRIO];
 	__u64 pfc_tx_errors;	/* PFC frames that could not be sent */
@@ -78,6 +107,7 @@ struct tc_pfc_xstats {
 	__u64 pfc_rx_rejected;	/* not from the link partner: destination not
 				 * 01:80:C2:00:00:01, or VLAN-tagged
 				 */
+	struct tc_pfc_wd_stats wd[TC_PFC_NUM_PRIO];
 };
 
 #endif /* _UAPI_LINUX_SCH_PFC_H */
