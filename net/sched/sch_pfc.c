@@ -727,6 +727,9 @@ static const struct nla_policy pfc_prio_policy[TCA_PFC_PRIO_MAX + 1] = {
 /* 1 Mbit/s to 1 Tbit/s; up to one second */
 static struct netlink_range_validation pfc_link_range = { .min = 1, .max = 1000000 };
 static struct netlink_range_validation pfc_delay_range = { .max = NSEC_PER_SEC };
+/* ms (a policy's own max is an s16) */
+static struct netlink_range_validation pfc_wd_range = { .max = PFC_WD_MAX_MS };
+static struct netlink_range_validation pfc_wd_restore_range = { .max = PFC_WD_MAX_RESTORE_MS };
 
 static const struct nla_policy pfc_policy[TCA_PFC_MAX + 1] = {
 	[TCA_PFC_RATE]		= { .type = NLA_U64 },
@@ -737,10 +740,10 @@ static const struct nla_policy pfc_policy[TCA_PFC_MAX + 1] = {
 	[TCA_PFC_QUANTA]	= NLA_POLICY_MIN(NLA_U16, 1),
 	[TCA_PFC_DSCP_MAP]	= NLA_POLICY_EXACT_LEN(64),
 	[TCA_PFC_PRIO]		= NLA_POLICY_NESTED(pfc_prio_policy),
-	[TCA_PFC_WD_DETECTION]	= NLA_POLICY_MAX(NLA_U32, PFC_WD_MAX_MS),
-	[TCA_PFC_WD_RESTORATION] = NLA_POLICY_MAX(NLA_U32, PFC_WD_MAX_RESTORE_MS),
+	[TCA_PFC_WD_DETECTION]	= NLA_POLICY_FULL_RANGE(NLA_U32, &pfc_wd_range),
+	[TCA_PFC_WD_RESTORATION] = NLA_POLICY_FULL_RANGE(NLA_U32, &pfc_wd_restore_range),
 	[TCA_PFC_WD_ACTION]	= NLA_POLICY_MAX(NLA_U8, TC_PFC_WD_ALERT),
-	[TCA_PFC_WD_POLL]	= NLA_POLICY_MAX(NLA_U32, PFC_WD_MAX_MS),
+	[TCA_PFC_WD_POLL]	= NLA_POLICY_FULL_RANGE(NLA_U32, &pfc_wd_range),
 };
 
 /* The configuration a change builds and checks before it is applied. */

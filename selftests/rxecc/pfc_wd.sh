@@ -1,0 +1,169 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# When PFC goes wrong: the PFC watchdog of the switch-port qdisc pfc
+# (sch_pfc.ko). A switch namespace and a host namespace joined by a veth
+# pair; the switch's port towards the host has the pfc qdisc with PFC on
+# priority 3, and the host storms it with XOFF frames (pfc_inject.py, one
+# every 50 ms, each 65535 quanta: 3.4 s at the port's 10 Mbit/s link speed)
+# while the switch pings the host with DSCP 24 (priority 3):
+#   - watchdog off: the queue holds the pings for the whole storm, no storm
+#     is counted (what the other tests would see without the watchdog);
+#   - action drop: the storm is detected, the queue's pings are dropped and
+#     so are new ones, received pauses are ignored and counted; the storm
+#     ends by itself once no XOFF has come for the restoration time, after
+#     which a pause holds the queue again;
+#   - action forward: the pings get through the storm, nothing is dropped;
+#   - action alert: the storm is counted and logged, the pings stay queued.
+source "$(dirname "$0")/lib.sh"
+need_root
+HERE=$(cd "$(dirname "$0")" && pwd)
+T=$RXECC_TOOL
+SW=wdsw
+HOST=wdh
+HOST_IP=10.9.0.2
+TOS=0x60		# DSCP 24: priority 3 through the default DSCP map
+GO=$LOGDIR/wd-go
+
+ktap_header
+ktap_plan 4
+
+modules_unload >/dev/null 2>&1
+pfc_load || { ktap_fail "load sch_pfc"; ktap_finished; }
+command -v python3 >/dev/null || { ktap_fail "python3 is installed"; ktap_finished; }
+
+ip netns del "$SW" 2>/dev/null
+ip netns del "$HOST" 2>/dev/null
+setup() {
+	ip netns add "$SW" && ip netns add "$HOST" &&
+		ip -n "$SW" link add sw0 type veth peer name h0 netns "$HOST" &&
+		ip -n "$SW" addr add 10.9.0.1/24 dev sw0 && ip -n "$SW" link set sw0 up &&
+		ip -n "$HOST" addr add $HOST_IP/24 dev h0 && ip -n "$HOST" link set h0 up &&
+		ip -n "$HOST" link set lo up &&
+		"$T" -n "$SW" qdisc add dev sw0 pfc 0x08 link 10mbit
+}
+setup || { ktap_fail "switch and host namespaces with a pfc port"; ktap_finished; }
+
+# wd KEY...: the values of KEY (of priority 3 if it is a per-priority key)
+# of the switch port, one per line; a JSON boolean reads 1 or 0.
+wd() {
+	"$T" -n "$SW" -j qdisc show dev sw0 | python3 -c '
+import json, sys
+q = json.load(sys.stdin)[0]
+for k in sys.argv[1:]:
+    v = q["prio"][3][k] if k in q["prio"][3] else q[k]
+    print(int(v))' "$@"
+}
+# wd_is KEY OP VALUE: the value compares so (OP of test: -eq, -gt, ...).
+wd_is() { test "$(wd "$1")" "$2" "$3"; }
+
+# storm_start ARGS: XOFFs for priority 3 out of the host's port, one every
+# 50 ms, for pfc_inject.py's ARGS (--duration S or --count N; then one XON
+# unless --no-xon); returns once the switch port has received the first
+# frame. STORM: the injector's pid.
+storm_start() {
+	local before
+	before=$(wd pause_rx)
+	rm -f "$GO"
+	ip netns exec "$HOST" python3 "$HERE/pfc_inject.py" h0 --prio 3 --period 0.05 \
+		--go "$GO" "$@" >>"$LOGDIR/wd-inject.json" &
+	STORM=$!
+	touch "$GO"
+	wait_for "$(scaled_time 30)" wd_is pause_rx -gt "$before"
+}
+storm_wait() { wait "$STORM"; }
+
+# pings N: send N echo requests of priority 3 to the host, 0.1 s apart;
+# prints how many replies came within 1 s of the last.
+pings() {
+	ip netns exec "$SW" ping -n -Q "$TOS" -c "$1" -i 0.1 -W 1 "$HOST_IP" 2>/dev/null |
+		sed -n 's/.* \([0-9]*\) received.*/\1/p'
+}
+
+# wd_set OPTIONS...: the watchdog's options; the counters start from zero
+# with a fresh qdisc.
+wd_set() {
+	"$T" -n "$SW" qdisc del dev sw0 &&
+		"$T" -n "$SW" qdisc add dev sw0 pfc 0x08 link 10mbit "$@"
+}
+
+# Each mode: a storm of 4 to 6 s; its pings go into the storm once the port
+# is paused.
+wd_off() {
+	local got
+	wd_set wd_detection 0 || return 1
+	# the host's address known before the pause (ARP is priority 0)
+	[ "$(pings 1)" = 1 ] || { echo "no reply before the storm"; return 1; }
+	storm_start --duration 4 || { echo "the port was never paused"; return 1; }
+	got=$(pings 5)
+	echo "replies during the storm: $got; queued: $(wd qlen); storms: $(wd wd_storms)"
+	[ "$got" = 0 ] && wd_is qlen -ge 5 && wd_is wd_storms -eq 0 && wd_is wd_drops -eq 0 ||
+		return 1
+	storm_wait
+	# the XON at its end releases the queue
+	wait_for 10 wd_is qlen -eq 0
+}
+ktap_result "watchdog off: a PFC storm holds priority 3's queue for its whole length, nothing is detected" wd_off
+
+wd_drop() {
+	local got log
+	wd_set wd_detection 100 wd_restoration 300 wd_action drop || return 1
+	[ "$(pings 1)" = 1 ] || { echo "no reply before the storm"; return 1; }
+	log=$(dmesg | wc -l)
+	# (ping sends a request again, later, when the qdisc drops it: the
+	# storm lasts long enough for three)
+	storm_start --duration 6 --no-xon || { echo "the port was never paused"; return 1; }
+	got=$(pings 3)
+	echo "replies during the storm: $got; $(wd wd_storm wd_storms wd_drops wd_pause_ignored qlen | paste -sd' ')"
+	wd_is wd_storms -eq 1 && wd_is wd_storm -eq 1 && wd_is qlen -eq 0 &&
+		wd_is wd_drops -ge 3 && wd_is wd_pause_ignored -gt 0 && [ "$got" = 0 ] || return 1
+	dmesg | tail -n +$((log + 1)) | grep "sw0: sch_pfc: PFC storm on priority 3 .*action drop" ||
+		{ echo "no storm in the kernel log"; return 1; }
+	storm_wait
+	# no XON: the storm ends 300 ms after the last XOFF, by the watchdog
+	wait_for 10 wd_is wd_restorations -eq 1 || { echo "no restoration"; return 1; }
+	wd_is wd_storm -eq 0 && wd_is wd_storms -eq 1 && wd_is wd_storm_duration_us -ge 300000 ||
+		return 1
+	# pauses are honoured again: an XOFF (of 51 ms, shorter than the
+	# detection) pauses the queue instead of being ignored
+	set -- "$(wd pause_rx_transition)" "$(wd wd_pause_ignored)"
+	storm_start --count 1 --quanta 1000 --no-xon || return 1
+	storm_wait
+	wd_is pause_rx_transition -eq $(($1 + 1)) && wd_is wd_pause_ignored -eq "$2"
+}
+ktap_result "watchdog drop: a storm detected, the queue's packets and new ones dropped, pauses ignored; restored after the restoration time, then pauses honoured" wd_drop
+
+wd_forward() {
+	local got
+	wd_set wd_detection 100 wd_action forward || return 1
+	[ "$(pings 1)" = 1 ] || { echo "no reply before the storm"; return 1; }
+	storm_start --duration 4 || { echo "the port was never paused"; return 1; }
+	got=$(pings 5)
+	echo "replies during the storm: $got; $(wd wd_storm wd_storms wd_drops wd_pause_ignored drops | paste -sd' ')"
+	# the first pings wait for the detection, none is lost
+	[ "$got" = 5 ] && wd_is wd_storms -eq 1 && wd_is wd_storm -eq 1 && wd_is wd_drops -eq 0 &&
+		wd_is wd_pause_ignored -gt 0 && wd_is drops -eq 0 || return 1
+	storm_wait
+	wait_for 10 wd_is wd_restorations -eq 1
+}
+ktap_result "watchdog forward: a storm detected, pauses ignored, every packet delivered during it" wd_forward
+
+wd_alert() {
+	local got log
+	wd_set wd_detection 100 wd_action alert || return 1
+	[ "$(pings 1)" = 1 ] || { echo "no reply before the storm"; return 1; }
+	log=$(dmesg | wc -l)
+	storm_start --duration 4 || { echo "the port was never paused"; return 1; }
+	got=$(pings 5)
+	echo "replies during the storm: $got; $(wd wd_storm wd_storms wd_drops wd_pause_ignored qlen | paste -sd' ')"
+	[ "$got" = 0 ] && wd_is wd_storms -eq 1 && wd_is wd_storm -eq 1 && wd_is qlen -ge 5 &&
+		wd_is wd_drops -eq 0 && wd_is wd_pause_ignored -eq 0 || return 1
+	dmesg | tail -n +$((log + 1)) | grep -q "sw0: sch_pfc: PFC storm on priority 3 .*action alert" ||
+		{ echo "no storm in the kernel log"; return 1; }
+	storm_wait
+	wait_for 10 wd_is qlen -eq 0 && wait_for 10 wd_is wd_restorations -eq 1
+}
+ktap_result "watchdog alert: a storm detected and logged, the queue still paused" wd_alert
+
+ip netns del "$SW"
+ip netns del "$HOST"
+ktap_finished
