@@ -15,7 +15,9 @@ repeated priority nests. After each request the configuration is read back
   - every accepted configuration is a valid one (xon <= xoff <= limit,
     kmin <= kmax <= limit unless kmax is 0, pmax <= 100, the DSCP map in
     0..7, trust 0 or 1, headroom for the PFC priorities at least
-    link x delay + 2 MTU), and every request the rules refuse is refused.
+    link x delay + 2 MTU, watchdog detection and polling up to 5000 ms,
+    restoration up to 60000 ms, polling not above a detection that is set,
+    action 0..2), and every request the rules refuse is refused.
 Prints counts; exits 1 on the first violation. Run as root (or user
 namespace root) in DEV's network namespace.
 """
@@ -36,6 +38,8 @@ TC_H_ROOT = 0xFFFFFFFF
 NLA_F_NESTED = 0x8000
 # include/uapi/linux/sch_pfc.h
 RATE, ENABLE, TRUST, LINK, DELAY, QUANTA, DSCP_MAP, PRIO, PAD = range(1, 10)
+WD_DETECTION, WD_RESTORATION, WD_ACTION, WD_POLL = range(10, 14)
+WD_KEYS = {WD_DETECTION: "wd_detection", WD_RESTORATION: "wd_restoration", WD_POLL: "wd_poll"}
 P_ID, P_LIMIT, P_XOFF, P_XON, P_HEADROOM, P_KMIN, P_KMAX, P_PMAX = range(1, 9)
 PRIO_KEYS = {P_LIMIT: "limit", P_XOFF: "xoff", P_XON: "xon", P_HEADROOM: "headroom",
              P_KMIN: "kmin", P_KMAX: "kmax", P_PMAX: "pmax"}
@@ -109,6 +113,10 @@ def read_back(nl, ifindex):
                 conf[{ENABLE: "enable", TRUST: "trust"}[typ]] = v[0]
             elif typ in (LINK, DELAY):
                 conf[{LINK: "link", DELAY: "delay"}[typ]] = struct.unpack("=I", v)[0]
+            elif typ in WD_KEYS:
+                conf[WD_KEYS[typ]] = struct.unpack("=I", v)[0]
+            elif typ == WD_ACTION:
+                conf["wd_action"] = v[0]
             elif typ == QUANTA:
                 conf["quanta"] = struct.unpack("=H", v[:2])[0]
             elif typ == DSCP_MAP:
@@ -128,6 +136,12 @@ def valid(c, mtu):
         return "port value out of range"
     if any(b > 7 for b in c["dscp"]):
         return "dscp map"
+    if c["wd_detection"] > 5000 or c["wd_poll"] > 5000 or c["wd_restoration"] > 60000:
+        return "watchdog time out of range"
+    if c["wd_action"] > 2:
+        return "watchdog action"
+    if c["wd_detection"] and c["wd_poll"] > c["wd_detection"]:
+        return "watchdog polling above detection"
     need = c["link"] * 10**6 * c["delay"] // (8 * 10**9) + 2 * (mtu + 14)
     for p, x in enumerate(c["prio"]):
         if x["limit"] < 1 or x["xoff"] < 1 or x["pmax"] > 100:
@@ -174,6 +188,14 @@ def request(rng, old):
             m = m[:5] + bytes([rng.randrange(8, 256)]) + m[6:]
         new["dscp"] = m
         opts += attr(DSCP_MAP, m)
+    for typ, name in WD_KEYS.items():
+        if rng.random() < 0.2:
+            lim = 60000 if typ == WD_RESTORATION else 5000
+            new[name] = rng.choice([0, 1, 50, lim, lim + 1, rng.randrange(lim + 1), u32(rng)])
+            opts += attr(typ, struct.pack("=I", new[name]))
+    if rng.random() < 0.2:
+        new["wd_action"] = rng.choice([0, 1, 2, 3, 255])
+        opts += attr(WD_ACTION, bytes([new["wd_action"]]))
     for _ in range(rng.choice([0, 1, 1, 2, 3])):
         p = rng.randrange(8)
         nest = b""
@@ -194,7 +216,7 @@ def request(rng, old):
         opts += attr(rng.choice([LINK, DELAY]), b"\1\2")
         malformed = True
     elif r < 0.08:                  # an attribute the qdisc does not know
-        opts += attr(rng.randrange(PAD + 1, 64), b"\0" * 4)
+        opts += attr(rng.randrange(WD_POLL + 1, 64), b"\0" * 4)
         malformed = True
     elif r < 0.1:                   # a map of the wrong length
         opts += attr(DSCP_MAP, bytes(rng.randrange(63)))
@@ -244,6 +266,7 @@ def main():
 def read_back_defaults():
     """The configuration a new qdisc starts from (sch_pfc.c's PFC_DEF_*)."""
     return {"rate": 0, "enable": 0, "trust": 0, "link": 10000, "delay": 100000, "quanta": 0xFFFF,
+            "wd_detection": 0, "wd_restoration": 0, "wd_action": 0, "wd_poll": 0,
             "dscp": bytes(d >> 3 for d in range(64)),
             "prio": [{"limit": 1 << 20, "xoff": 64 << 10, "xon": 32 << 10, "headroom": 160 << 10,
                       "kmin": 0, "kmax": 0, "pmax": 20} for _ in range(8)]}

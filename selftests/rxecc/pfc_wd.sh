@@ -11,7 +11,7 @@
 #   - action drop: the storm is detected, the queue's pings are dropped and
 #     so are new ones, received pauses are ignored and counted; the storm
 #     ends by itself once no XOFF has come for the restoration time, after
-#     which a pause holds the queue again;
+#     which a pause holds the queue again; `rxecc monitor` reports both;
 #   - action forward: the pings get through the storm, nothing is dropped;
 #   - action alert: the storm is counted and logged, the pings stay queued.
 source "$(dirname "$0")/lib.sh"
@@ -28,7 +28,9 @@ ktap_header
 ktap_plan 4
 
 modules_unload >/dev/null 2>&1
-pfc_load || { ktap_fail "load sch_pfc"; ktap_finished; }
+# (rdma_rxecc for `rxecc monitor`, which joins its netlink family)
+# shellcheck disable=SC2015 # fail when either module does not load
+rxecc_load && pfc_load || { ktap_fail "load rdma_rxecc and sch_pfc"; ktap_finished; }
 command -v python3 >/dev/null || { ktap_fail "python3 is installed"; ktap_finished; }
 
 ip netns del "$SW" 2>/dev/null
@@ -105,10 +107,13 @@ wd_off() {
 ktap_result "watchdog off: a PFC storm holds priority 3's queue for its whole length, nothing is detected" wd_off
 
 wd_drop() {
-	local got log
+	local got log mon
 	wd_set wd_detection 100 wd_restoration 300 wd_action drop || return 1
 	[ "$(pings 1)" = 1 ] || { echo "no reply before the storm"; return 1; }
 	log=$(dmesg | wc -l)
+	"$T" -n "$SW" -j monitor interval 0.2 >"$LOGDIR/wd-monitor.json" &
+	mon=$!
+	wait_for 10 grep -q subscribed "$LOGDIR/wd-monitor.json" || return 1
 	# (ping sends a request again, later, when the qdisc drops it: the
 	# storm lasts long enough for three)
 	storm_start --duration 6 --no-xon || { echo "the port was never paused"; return 1; }
@@ -123,6 +128,17 @@ wd_drop() {
 	wait_for 10 wd_is wd_restorations -eq 1 || { echo "no restoration"; return 1; }
 	wd_is wd_storm -eq 0 && wd_is wd_storms -eq 1 && wd_is wd_storm_duration_us -ge 300000 ||
 		return 1
+	# the monitor saw the storm start and end, once each
+	sleep 0.5
+	kill "$mon"
+	wait "$mon"
+	cat "$LOGDIR/wd-monitor.json"
+	python3 - "$LOGDIR/wd-monitor.json" <<-'EOF' || return 1
+	import json, sys
+	ev = [json.loads(line) for line in open(sys.argv[1])]
+	wd = [(e["event"], e["netdev"], e["prio"], e["wd_action"]) for e in ev if e["event"].startswith("wd_")]
+	sys.exit(wd != [("wd_storm", "sw0", 3, "drop"), ("wd_restored", "sw0", 3, "drop")])
+	EOF
 	# pauses are honoured again: an XOFF (of 51 ms, shorter than the
 	# detection) pauses the queue instead of being ignored
 	set -- "$(wd pause_rx_transition)" "$(wd wd_pause_ignored)"
@@ -130,7 +146,7 @@ wd_drop() {
 	storm_wait
 	wd_is pause_rx_transition -eq $(($1 + 1)) && wd_is wd_pause_ignored -eq "$2"
 }
-ktap_result "watchdog drop: a storm detected, the queue's packets and new ones dropped, pauses ignored; restored after the restoration time, then pauses honoured" wd_drop
+ktap_result "watchdog drop: a storm detected, the queue's packets and new ones dropped, pauses ignored; restored after the restoration time, then pauses honoured; rxecc monitor reports both" wd_drop
 
 wd_forward() {
 	local got

@@ -186,16 +186,23 @@ TEST(ToolQdiscCli, WatchdogOptions) {
     EXPECT_EQ(q.opt[TCA_PFC_WD_RESTORATION], 1500U);
     EXPECT_EQ(q.opt[TCA_PFC_WD_ACTION], TC_PFC_WD_FORWARD);
     EXPECT_EQ(q.opt[TCA_PFC_WD_POLL], 50U);
-    EXPECT_EQ(parse({"qdisc", "add", "dev", "x", "wd_action", "ALERT"}).qdisc.opt[TCA_PFC_WD_ACTION],
-              TC_PFC_WD_ALERT);
+    EXPECT_EQ(
+        parse({"qdisc", "add", "dev", "x", "wd_action", "ALERT"}).qdisc.opt[TCA_PFC_WD_ACTION],
+        TC_PFC_WD_ALERT);
     EXPECT_EQ(parse({"qdisc", "add", "dev", "x", "wd_action", "drop"}).qdisc.opt[TCA_PFC_WD_ACTION],
               TC_PFC_WD_DROP);
-    EXPECT_EQ(message_of([] { (void)parse({"qdisc", "add", "dev", "x", "wd_action", "stop"}); }),
+    EXPECT_EQ(message_of([] {
+                  (void)parse({"qdisc", "add", "dev", "x", "wd_action", "stop"});
+              }),
               "wd_action: 'stop' is not a watchdog action (drop, forward, alert)");
     // Not a whole millisecond, past the range, a priority's option.
-    EXPECT_EQ(code_of([] { (void)parse({"qdisc", "add", "dev", "x", "wd_poll", "1500us"}); }),
+    EXPECT_EQ(code_of([] {
+                  (void)parse({"qdisc", "add", "dev", "x", "wd_poll", "1500us"});
+              }),
               Exit::bad_value);
-    EXPECT_EQ(message_of([] { (void)parse({"qdisc", "add", "dev", "x", "wd_detection", "6s"}); }),
+    EXPECT_EQ(message_of([] {
+                  (void)parse({"qdisc", "add", "dev", "x", "wd_detection", "6s"});
+              }),
               "wd_detection: out of range 0..5000 ms ('6s')");
     EXPECT_EQ(code_of([] {
                   (void)parse({"qdisc", "add", "dev", "x", "prio", "3", "wd_detection", "200"});

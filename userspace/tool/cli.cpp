@@ -112,8 +112,10 @@ constexpr std::string_view kMonitor =
     "Usage: rxecc monitor [dev DEV] [interval SECONDS] [count N]\n"
     "\n"
     "Print every configuration change as the module announces it and, every\n"
-    "interval (default 1 s), the rate of every QP. Stops after N refreshes, or\n"
-    "on Ctrl-C. With -j: one JSON object per line.\n";
+    "interval (default 1 s), the rate of every QP and (without dev) the PFC\n"
+    "watchdog's storms detected and ended since the last interval on the pfc\n"
+    "qdiscs of the namespace. Stops after N refreshes, or on Ctrl-C. With -j:\n"
+    "one JSON object per line.\n";
 
 [[noreturn]] void usage(const std::string& what) { throw Error(Exit::usage, what); }
 

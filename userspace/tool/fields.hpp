@@ -22,16 +22,16 @@ namespace rxecc::tool {
 
 // How a field's value is shown (JSON / text).
 enum class Show : uint8_t {
-    number,    // a number / the same number
-    boolean,   // true, false / yes, no
-    onoff,     // true, false / on, off
-    mask,      // a number / 0x08
-    qp_type,   // "RC" / RC (enum ib_qp_type)
-    qp_state,  // "RTS" / RTS (enum ib_qp_state)
-    trust,     // "dscp" / dscp (enum tc_pfc_trust)
-    handle,    // "8001:" / 8001: (a qdisc handle, as tc writes it)
-    ns_as_us,  // nanoseconds shown as whole microseconds (a key ending in _us)
-    wd_action, // "drop" / drop (enum tc_pfc_wd_action)
+    number,     // a number / the same number
+    boolean,    // true, false / yes, no
+    onoff,      // true, false / on, off
+    mask,       // a number / 0x08
+    qp_type,    // "RC" / RC (enum ib_qp_type)
+    qp_state,   // "RTS" / RTS (enum ib_qp_state)
+    trust,      // "dscp" / dscp (enum tc_pfc_trust)
+    handle,     // "8001:" / 8001: (a qdisc handle, as tc writes it)
+    ns_as_us,   // nanoseconds shown as whole microseconds (a key ending in _us)
+    wd_action,  // "drop" / drop (enum tc_pfc_wd_action)
 };
 
 [[nodiscard]] nlohmann::json json_value(Show show, uint64_t v);

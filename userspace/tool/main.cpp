@@ -47,6 +47,8 @@ class Monitor {
     Monitor(Client& client, const Command& cmd) : client_(client), cmd_(cmd) {
         for (auto& c : client.configs(cmd.dev)) known_[config_key(c)] = c;
         known_[""] = client.defaults();
+        for (const auto& q : qdiscs_.show(""))
+            for (const auto& p : q.prio) wd_[{q.netdev, p.id}] = p.wd;
     }
 
     // A notification of the "config" group.
@@ -71,8 +73,24 @@ class Monitor {
         std::cout.flush();
     }
 
+    // The PFC watchdog's storms on the pfc qdiscs of the namespace, as the
+    // counters changed since the last refresh (not with `dev`: they belong
+    // to no rxecc device).
+    void watchdog() {
+        if (cmd_.dev) return;
+        for (const auto& q : qdiscs_.show("")) {
+            for (const auto& p : q.prio) {
+                auto& seen = wd_[{q.netdev, p.id}];
+                if (p.wd.storms > seen.storms) wd_event("wd_storm", q, p);
+                if (p.wd.restorations > seen.restorations) wd_event("wd_restored", q, p);
+                seen = p.wd;
+            }
+        }
+    }
+
     // The periodic view of every QP.
     void refresh() {
+        watchdog();
         for (const auto& q : client_.qps(cmd_.dev)) {
             if (cmd_.json) {
                 auto j = to_json(q);
@@ -89,9 +107,29 @@ class Monitor {
 
   private:
     static std::string config_key(const Config& c) { return c.dev ? c.dev->name : std::string(); }
+
+    void wd_event(const std::string& what, const QdiscInfo& q, const QdiscInfo::Prio& p) const {
+        const std::string action = text_value(Show::wd_action, q.wd_action);
+        if (cmd_.json) {
+            nlohmann::json j = {{"event", what},
+                                {"time", now_s()},
+                                {"netdev", q.netdev},
+                                {"prio", p.id},
+                                {"wd_action", action}};
+            put_json(j, qdisc_prio_wd_fields(), p.wd);
+            std::cout << dump(j, false);
+            return;
+        }
+        std::cout << stamp() << " " << what << " netdev " << q.netdev << " prio " << unsigned{p.id}
+                  << " wd_action " << action << " " << text_pairs(qdisc_prio_wd_fields(), p.wd)
+                  << "\n";
+    }
+
     Client& client_;
     const Command& cmd_;
     std::map<std::string, Config> known_;
+    QdiscClient qdiscs_;
+    std::map<std::pair<std::string, uint8_t>, tc_pfc_wd_stats> wd_;
 };
 
 // Configuration changes as they are announced, QP rates every interval.
