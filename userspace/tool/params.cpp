@@ -162,6 +162,15 @@ uint32_t parse_prio_mask(const Knob& knob, std::string_view text, const std::str
                         "or eight flags 0,0,0,1,0,0,0,0)");
 }
 
+// The index of `t` (lower case) in `words`.
+template <size_t N>
+uint32_t parse_word(const Knob& knob, std::string_view text, const std::string& t,
+                    const std::array<std::string_view, N>& words, std::string_view expected) {
+    for (size_t i = 0; i < N; ++i)
+        if (t == words.at(i)) return static_cast<uint32_t>(i);
+    bad(knob, text, expected);
+}
+
 uint32_t parse_prio(const Knob& knob, std::string_view text, const std::string& t) {
     if (t == "dscp") return 8;
     if (t.size() == 1 && t[0] >= '0' && t[0] <= '7') return static_cast<uint32_t>(t[0] - '0');
@@ -273,9 +282,8 @@ uint32_t parse_unchecked(const Knob& knob, std::string_view text) {
             return parse_scaled(knob, text, {{"", 1000}, {"ms", 1000}, {"s", 1000000}, {"us", 1}},
                                 1000, "a time (ms by default; us, ms, s)");
         case Unit::wd_action:
-            for (size_t i = 0; i < kWdActions.size(); ++i)
-                if (t == kWdActions.at(i)) return static_cast<uint32_t>(i);
-            bad(knob, text, "a watchdog action (drop, forward, alert)");
+            return parse_word(knob, text, t, kWdActions,
+                              "a watchdog action (drop, forward, alert)");
     }
     bad(knob, text, "a value");
 }
