@@ -43,8 +43,8 @@ A_DEV_INDEX, A_DEV_NAME, A_PROFILE, A_DCQCN = 2, 3, 6, 7
 A_RP_ENABLE, A_NP_ENABLE, A_ECN = 8, 9, 10
 A_PFC_ENABLE, A_ROCE_PRIO, A_DSCP2PRIO, A_LINK_MBPS = 14, 15, 16, 17
 A_PFC_RX_XOFF, A_PFC_RX_XON, A_TX_QLIMIT, A_PROFILE_KBPS = 18, 19, 20, 21
-A_PROFILE_SPEEDUP = 22
-A_MAX = 22
+A_PROFILE_SPEEDUP, A_PFC_STALL_CRITICAL, A_PFC_STALL_MINOR = 22, 23, 24
+A_MAX = 24
 DCQCN_MAX = 24
 RP_AI_RATE, RP_AI_RATE_KBPS = 6, 20    # one rate, in Mbit/s and in kbit/s
 CHANGING = {CMD_DEV_SET, CMD_DEFAULTS_SET, CMD_STATS_RESET}
@@ -168,7 +168,10 @@ class Fuzzer:
     def pfc_attr(self):
         """A priority/PFC attribute, now and then out of range."""
         r = self.rng
-        kind = r.randrange(5)
+        kind = r.randrange(6)
+        if kind == 5:
+            return attr(r.choice([A_PFC_STALL_CRITICAL, A_PFC_STALL_MINOR]),
+                        u32(r.choice([0, 1, 79, 80, 100, 8000, 8001, 2**32 - 1])))
         if kind == 4:
             return attr(r.choice([A_PFC_RX_XOFF, A_PFC_RX_XON, A_TX_QLIMIT]),
                         u32(r.choice([0, 1, 200, 1000, 1000000, 1000001, 2**30 + 1, 2**32 - 1])))

@@ -14,7 +14,18 @@
 #     which a pause holds the queue again; `rxecc monitor` reports both;
 #   - action forward: the pings get through the storm, nothing is dropped;
 #   - action alert: the storm is counted and logged, the pings stay queued.
+# And the endpoint's pause-storm prevention (mlx5's stall prevention), on the
+# one-guest fabric (fabric.sh): h2 and h3 write to h1, whose own receive
+# processing is the bottleneck, through a switch port that does not honour
+# PFC; h1 (pfc_rx_xoff 10 ms) pauses it without end:
+#   - device_stall_critical_watermark 0: h1 holds XOFF for most of the run,
+#     no storm event;
+#   - 100 ms: each XOFF held 100 ms is a storm (a warning and an error
+#     event, a log line) and ends with its XON; h1 pauses again only after
+#     its backlog was short (no packet for pfc_rx_xoff): under a quarter of
+#     the time in XOFF, and of the frames.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/fabric.sh"
 need_root
 HERE=$(cd "$(dirname "$0")" && pwd)
 T=$RXECC_TOOL
@@ -25,7 +36,7 @@ TOS=0x60		# DSCP 24: priority 3 through the default DSCP map
 GO=$LOGDIR/wd-go
 
 ktap_header
-ktap_plan 4
+ktap_plan 6
 
 modules_unload >/dev/null 2>&1
 # (rdma_rxecc for `rxecc monitor`, which joins its netlink family)
@@ -182,4 +193,68 @@ ktap_result "watchdog alert: a storm detected and logged, the queue still paused
 
 ip netns del "$SW"
 ip netns del "$HOST"
+
+# ---- the endpoint's pause-storm prevention ---------------------------------
+fabric_init
+for i in 1 2 3; do
+	fabric_add_host $i || { ktap_fail "fabric host $i"; ktap_finished; }
+done
+fabric_dcqcn_all set rp_enable none np_enable none pfc_enable 0x08 link_speed 1gbit ||
+	{ ktap_fail "fabric hosts' PFC"; ktap_finished; }
+
+# incast SECONDS: h2 and h3 write 64 KiB messages to h1 (DSCP 26: priority 3).
+incast() {
+	local pids=() i rc=0
+	for i in 2 3; do
+		fabric_in 1 timeout 60 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -D "$1" \
+			-p $((18730 + i)) --tclass=104 -u 18 >"$LOGDIR/st.s$i.log" 2>&1 &
+		pids+=($!)
+	done
+	wait_for 15 tcp_listening "$(fabric_ns 1)" 2
+	for i in 2 3; do
+		client_run "$LOGDIR/st.c$i.log" ip netns exec "$(fabric_ns "$i")" ib_write_bw \
+			-d "h$i" -x "$(fabric_gid "$i")" -F -s 65536 -D "$1" -p $((18730 + i)) \
+			--tclass=104 -u 18 "$(fabric_ip 1)" >/dev/null &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	return "$rc"
+}
+
+# storm_run CRITICAL: an incast of 4 s with h1's critical watermark; sets
+# FRAMES, XOFF_MS, WARN and ERR (what h1 sent and counted during it).
+storm_run() {
+	fabric_dcqcn 1 set pfc_rx_xoff 10ms pfc_rx_xon 0 device_stall_critical_watermark "$1" ||
+		return 1
+	snap 1:tx_prio3_pause 1:tx_prio3_pause_duration 1:tx_pause_storm_warning_events \
+		1:tx_pause_storm_error_events
+	incast 4 || return 1
+	# the XON once the backlog is empty
+	fabric_dcqcn 1 set pfc_rx_xoff 0 || return 1
+	FRAMES=$(delta 1:tx_prio3_pause) XOFF_MS=$(($(delta 1:tx_prio3_pause_duration) / 1000))
+	WARN=$(delta 1:tx_pause_storm_warning_events) ERR=$(delta 1:tx_pause_storm_error_events)
+	echo "critical $1 ms: h1 sent $FRAMES PFC frames, in XOFF $XOFF_MS ms; storm warnings $WARN, errors $ERR"
+}
+
+stall_off() {
+	storm_run 0 || return 1
+	OFF_MS=$XOFF_MS OFF_FRAMES=$FRAMES
+	[ "$WARN" -eq 0 ] && [ "$ERR" -eq 0 ] && [ "$XOFF_MS" -ge 2000 ]
+}
+ktap_result "endpoint without pause-storm prevention: a receiver that cannot drain holds its partner in XOFF for most of an incast" stall_off
+
+stall_on() {
+	local log
+	log=$(dmesg | wc -l)
+	storm_run 100 || return 1
+	dmesg | tail -n +$((log + 1)) | grep "rxecc h1: PFC pause storm: priority 3 held in XOFF" ||
+		{ echo "no storm in the kernel log"; return 1; }
+	# every storm ended by the XON after ~100 ms, no XOFF after it until
+	# the backlog was short
+	[ "$ERR" -ge 1 ] && [ "$WARN" -ge "$ERR" ] && [ "$XOFF_MS" -le $((OFF_MS / 4)) ] &&
+		[ "$FRAMES" -le $((OFF_FRAMES / 4)) ]
+}
+ktap_result "endpoint pause-storm prevention: XOFF held 100 ms is a storm (warning and error events, a log line) ended by its XON; under a quarter of the time in XOFF" stall_on
+
+fabric_dcqcn 1 set device_stall_critical_watermark 8000
 ktap_finished

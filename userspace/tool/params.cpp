@@ -49,6 +49,11 @@ std::vector<Knob> make_knobs() {
     all.push_back({"pfc_rx_xoff", Unit::micros, "us", 0, 1000000, -1, RXECC_ATTR_PFC_RX_XOFF});
     all.push_back({"pfc_rx_xon", Unit::micros, "us", 0, 1000000, -1, RXECC_ATTR_PFC_RX_XON});
     all.push_back({"tx_qlimit", Unit::bytes, "bytes", 0, 1U << 30U, -1, RXECC_ATTR_TX_QLIMIT});
+    // mlx5's names; 0 or 80..8000 ms (the kernel refuses 1..79 with its reason)
+    all.push_back({"device_stall_critical_watermark", Unit::millis, "ms", 0, 8000, -1,
+                   RXECC_ATTR_PFC_STALL_CRITICAL});
+    all.push_back({"device_stall_minor_watermark", Unit::millis, "ms", 0, 8000, -1,
+                   RXECC_ATTR_PFC_STALL_MINOR});
     for (size_t i = 0; i < all.size(); ++i) all[i].index = i;
     return all;
 }

@@ -53,7 +53,7 @@ struct Knob {
 
 // Every knob, DCQCN parameters first in table order, then rp_enable,
 // np_enable, ecn, pfc_enable, roce_prio, link_speed, pfc_rx_xoff, pfc_rx_xon,
-// tx_qlimit.
+// tx_qlimit, device_stall_critical_watermark, device_stall_minor_watermark.
 [[nodiscard]] const std::vector<Knob>& knobs();
 [[nodiscard]] const Knob* find_knob(std::string_view name);
 

@@ -28,13 +28,15 @@ enum rxecc_cmd {
 	 * Configuration of one device (doit, DEV_NAME or DEV_INDEX) or of
 	 * every visible device (dump). Reply: device attributes, PROFILE,
 	 * DCQCN, RP_ENABLE, NP_ENABLE, ECN, PFC_ENABLE, ROCE_PRIO, DSCP2PRIO,
-	 * LINK_MBPS, PFC_RX_XOFF, PFC_RX_XON, TX_QLIMIT.
+	 * LINK_MBPS, PFC_RX_XOFF, PFC_RX_XON, TX_QLIMIT, PFC_STALL_CRITICAL,
+	 * PFC_STALL_MINOR.
 	 */
 	RXECC_CMD_DEV_GET,
 	/*
 	 * Change one device: PROFILE is loaded first, then the DCQCN values,
 	 * RP_ENABLE, NP_ENABLE, ECN, PFC_ENABLE, ROCE_PRIO, DSCP2PRIO,
-	 * LINK_MBPS, PFC_RX_XOFF, PFC_RX_XON and TX_QLIMIT given are applied
+	 * LINK_MBPS, PFC_RX_XOFF, PFC_RX_XON, TX_QLIMIT, PFC_STALL_CRITICAL
+	 * and PFC_STALL_MINOR given are applied
 	 * on top; the result is checked as a whole and replaces the device's
 	 * configuration in one step (its live QPs see all of it or none of it).
 	 */
@@ -118,6 +120,19 @@ enum rxecc_attr {
 	 * times and byte counter divided by it (docs/dcqcn.md, "Speedup").
 	 */
 	RXECC_ATTR_PROFILE_SPEEDUP,
+	/*
+	 * u32, ms (0 = off, or 80 up to 8000): pause-storm prevention, mlx5's
+	 * device_stall_critical_watermark. A priority the device has held in
+	 * XOFF for this long gets its XON, and no XOFF until its receive
+	 * backlog is short again (tx_pause_storm_error_events).
+	 */
+	RXECC_ATTR_PFC_STALL_CRITICAL,
+	/*
+	 * u32, ms (0 = 85 % of PFC_STALL_CRITICAL, at least 80, or 80 up to
+	 * PFC_STALL_CRITICAL): mlx5's device_stall_minor_watermark, counted
+	 * in tx_pause_storm_warning_events.
+	 */
+	RXECC_ATTR_PFC_STALL_MINOR,
 
 	__RXECC_ATTR_MAX,
 	RXECC_ATTR_MAX = __RXECC_ATTR_MAX - 1

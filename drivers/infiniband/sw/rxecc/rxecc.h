@@ -56,8 +56,14 @@ struct rxecc_cc_config {
 	u8 roce_prio;		/* 0..7: priority of every packet; 8: dscp2prio */
 	u32 link_mbps;		/* port speed; 0: as the netdev reports */
 	u32 tx_qlimit;		/* bytes in the egress qdisc: QPs wait; 0 = off */
+	u32 pfc_stall_critical;	/* ms in XOFF: stop pausing; 0 = off */
+	u32 pfc_stall_minor;	/* ms in XOFF: a warning; 0 = from critical */
 	u8 dscp2prio[64];	/* priority of each DSCP */
 };
+
+/* Pause-storm watermarks, ms: mlx5's range (its default: the maximum). */
+#define RXECC_PFC_STALL_MIN_MS	80
+#define RXECC_PFC_STALL_MAX_MS	8000
 
 /* The port speed when neither link_mbps nor the netdev gives one. */
 #define RXECC_DEFAULT_LINK_MBPS	10000
@@ -85,6 +91,9 @@ struct rxecc_pfc {
 	u8 xoff_sent;			/* bit p: XOFF sent, XON not yet */
 	u64 xoff_since[8];		/* ns */
 	u64 refresh_at;			/* ns, next XOFF refresh */
+	/* pause-storm prevention: XOFF stopped until the backlog is short */
+	u8 stalled;			/* bit p */
+	u8 stall_warned;		/* bit p: warning counted for this XOFF */
 	bool tx_kick;			/* the send timer is due now */
 	struct hrtimer tx_timer;	/* sends XOFF, refreshes, XON */
 };

@@ -22,6 +22,8 @@ static struct rxecc_cc_config rxecc_cc_boot = {
 	.np_enable = 0xff,
 	.ecn = INET_ECN_ECT_0,
 	.roce_prio = RXECC_ROCE_PRIO_DSCP,
+	/* mlx5's default stall prevention timeout */
+	.pfc_stall_critical = RXECC_PFC_STALL_MAX_MS,
 };
 
 static bool rxecc_cc_boot_loaded;

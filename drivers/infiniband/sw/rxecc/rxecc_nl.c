@@ -94,6 +94,8 @@ static char rxecc_nl_twice_msg[RXECC_DCQCN_NUM_PARAMS][128];
 static struct netlink_range_validation rxecc_nl_link_range = { .max = 1000000 };
 /* TX_QLIMIT: bytes, up to 1 GiB */
 static struct netlink_range_validation rxecc_nl_qlimit_range = { .max = 1U << 30 };
+/* PFC_STALL_*: ms, 0 or RXECC_PFC_STALL_MIN_MS up to 8 s (checked in the set) */
+static struct netlink_range_validation rxecc_nl_stall_range = { .max = RXECC_PFC_STALL_MAX_MS };
 /* PROFILE_KBPS: 1 kbit/s up to 400 Gbit/s */
 static struct netlink_range_validation rxecc_nl_profile_kbps_range = {
 	.min = 1, .max = 400000000
@@ -126,7 +128,9 @@ static struct netlink_range_validation rxecc_nl_speedup_range = {
 	[RXECC_ATTR_PFC_RX_XON] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_link_range), \
 	[RXECC_ATTR_TX_QLIMIT] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_qlimit_range), \
 	[RXECC_ATTR_PROFILE_KBPS] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_profile_kbps_range), \
-	[RXECC_ATTR_PROFILE_SPEEDUP] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_speedup_range)
+	[RXECC_ATTR_PROFILE_SPEEDUP] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_speedup_range), \
+	[RXECC_ATTR_PFC_STALL_CRITICAL] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_stall_range), \
+	[RXECC_ATTR_PFC_STALL_MINOR] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_stall_range)
 
 static const struct nla_policy rxecc_nl_dev_policy[RXECC_ATTR_DEV_NAME + 1] = {
 	RXECC_NL_DEV_POLICY,
@@ -221,7 +225,9 @@ static int rxecc_nl_put_cfg(struct sk_buff *msg, const struct rxecc_cc_config *c
 	    nla_put_u32(msg, RXECC_ATTR_LINK_MBPS, cfg->link_mbps) ||
 	    nla_put_u32(msg, RXECC_ATTR_PFC_RX_XOFF, cfg->pfc_rx_xoff) ||
 	    nla_put_u32(msg, RXECC_ATTR_PFC_RX_XON, cfg->pfc_rx_xon) ||
-	    nla_put_u32(msg, RXECC_ATTR_TX_QLIMIT, cfg->tx_qlimit))
+	    nla_put_u32(msg, RXECC_ATTR_TX_QLIMIT, cfg->tx_qlimit) ||
+	    nla_put_u32(msg, RXECC_ATTR_PFC_STALL_CRITICAL, cfg->pfc_stall_critical) ||
+	    nla_put_u32(msg, RXECC_ATTR_PFC_STALL_MINOR, cfg->pfc_stall_minor))
 		return -EMSGSIZE;
 	nest = nla_nest_start(msg, RXECC_ATTR_DCQCN);
 	if (!nest)
@@ -337,6 +343,32 @@ static int rxecc_nl_parse_dcqcn(struct nlattr *nest, struct rxecc_dcqcn_params *
 	return 0;
 }
 
+/* The pause-storm watermarks of @c: 0 or 80..8000 ms, minor not above critical. */
+static int rxecc_nl_check_stall(const struct rxecc_cc_config *c, struct nlattr **attrs,
+				struct netlink_ext_ack *extack)
+{
+	struct nlattr *crit = attrs[RXECC_ATTR_PFC_STALL_CRITICAL];
+	struct nlattr *minor = attrs[RXECC_ATTR_PFC_STALL_MINOR];
+
+	if (c->pfc_stall_critical && c->pfc_stall_critical < RXECC_PFC_STALL_MIN_MS) {
+		NL_SET_ERR_MSG_ATTR(extack, crit,
+				    "device_stall_critical_watermark: 0 (off) or 80..8000 ms");
+		return -ERANGE;
+	}
+	if (c->pfc_stall_minor && c->pfc_stall_minor < RXECC_PFC_STALL_MIN_MS) {
+		NL_SET_ERR_MSG_ATTR(extack, minor,
+				    "device_stall_minor_watermark: 0 (85 % of the critical one) or 80..8000 ms");
+		return -ERANGE;
+	}
+	if (c->pfc_stall_minor && c->pfc_stall_critical &&
+	    c->pfc_stall_minor > c->pfc_stall_critical) {
+		NL_SET_ERR_MSG_ATTR(extack, minor ?: crit,
+				    "device_stall_minor_watermark: above device_stall_critical_watermark");
+		return -ERANGE;
+	}
+	return 0;
+}
+
 /*
  * The configuration a set request asks for, built on @old: the profile
  * first, then the values given. Checked as a whole; nothing is installed
@@ -423,6 +455,13 @@ static struct rxecc_cc_config *rxecc_nl_build(const struct rxecc_cc_config *old,
 		new->pfc_rx_xon = nla_get_u32(attrs[RXECC_ATTR_PFC_RX_XON]);
 	if (attrs[RXECC_ATTR_TX_QLIMIT])
 		new->tx_qlimit = nla_get_u32(attrs[RXECC_ATTR_TX_QLIMIT]);
+	if (attrs[RXECC_ATTR_PFC_STALL_CRITICAL])
+		new->pfc_stall_critical = nla_get_u32(attrs[RXECC_ATTR_PFC_STALL_CRITICAL]);
+	if (attrs[RXECC_ATTR_PFC_STALL_MINOR])
+		new->pfc_stall_minor = nla_get_u32(attrs[RXECC_ATTR_PFC_STALL_MINOR]);
+	err = rxecc_nl_check_stall(new, attrs, extack);
+	if (err)
+		goto fail;
 	if (new->pfc_rx_xoff && new->pfc_rx_xon >= new->pfc_rx_xoff) {
 		NL_SET_ERR_MSG_ATTR(extack, attrs[RXECC_ATTR_PFC_RX_XON] ?:
 				    attrs[RXECC_ATTR_PFC_RX_XOFF],

@@ -23,6 +23,12 @@
  * the netdev (past its queues, as a MAC control frame), refreshes it at half
  * its pause time and sends XON when a packet waited pfc_rx_xon or less, or
  * when none came for pfc_rx_xoff since the XOFF and the last packet.
+ *
+ * Pause-storm prevention (mlx5's stall prevention): a priority held in XOFF
+ * for device_stall_critical_watermark gets its XON, and no XOFF until its
+ * backlog is short again (a packet waited pfc_rx_xon or less, or none came
+ * for pfc_rx_xoff): a receiver that cannot drain gives up being lossless
+ * rather than freeze the fabric behind it.
  */
 #include <linux/if_vlan.h>
 #include <linux/netdevice.h>
@@ -86,7 +92,7 @@ void rxecc_pfc_rx(struct rxe_dev *rxe, const struct sk_buff *skb, u8 dsfield)
 	wait = max_t(s64, ktime_get_real_ns() - ktime_to_ns(skb->tstamp), 0);
 	WRITE_ONCE(pfc->rx_wait[prio], wait);
 	WRITE_ONCE(pfc->rx_last[prio], ktime_get_ns());
-	if (READ_ONCE(pfc->xoff_sent) & BIT(prio)) {
+	if ((READ_ONCE(pfc->xoff_sent) | READ_ONCE(pfc->stalled)) & BIT(prio)) {
 		limit = (u64)cfg->pfc_rx_xon * NSEC_PER_USEC;
 		if (wait <= limit)
 			rxecc_pfc_tx_kick(pfc);
@@ -117,7 +123,7 @@ void rxecc_pfc_cfg_changed(struct rxe_dev *rxe, const struct rxecc_cc_config *cf
 	pfc->rx_tstamp = on;
 	WRITE_ONCE(pfc->rx_on, on);
 	/* the timer sends XON for what is no longer on */
-	if (cfg && READ_ONCE(pfc->xoff_sent))
+	if (cfg && (READ_ONCE(pfc->xoff_sent) || READ_ONCE(pfc->stalled)))
 		rxecc_pfc_tx_kick(pfc);
 }
 
@@ -141,6 +147,48 @@ static void rxecc_pfc_send(struct rxe_dev *rxe, u8 enable, u8 xoff)
 			rxe_counter_inc(rxe, RXECC_PFC_TX_CNT(p, 0));
 }
 
+/* The warning watermark in ns: its own, or 85 % of the critical one (80 ms at least). */
+static u64 rxecc_pfc_minor_ns(const struct rxecc_cc_config *cfg)
+{
+	u32 ms = cfg->pfc_stall_minor;
+
+	if (!ms && cfg->pfc_stall_critical)
+		ms = max_t(u32, RXECC_PFC_STALL_MIN_MS, cfg->pfc_stall_critical * 85 / 100);
+	return (u64)ms * NSEC_PER_MSEC;
+}
+
+/*
+ * Priority @p has been in XOFF since xoff_since[p] (lock held): count the
+ * warning at @minor, and at @crit stop pausing (true: send its XON now).
+ * *@next: when to look again.
+ */
+static bool rxecc_pfc_storm_check(struct rxe_dev *rxe, int p, u64 now, u64 minor,
+				  u64 crit, u64 *next)
+{
+	struct rxecc_pfc *pfc = &rxe->cc.pfc;
+	u64 held = now - pfc->xoff_since[p];
+
+	if (minor && !(pfc->stall_warned & BIT(p))) {
+		if (held >= minor) {
+			pfc->stall_warned |= BIT(p);
+			rxe_counter_inc(rxe, RXECC_CNT_PAUSE_STORM_WARN);
+		} else {
+			*next = min(*next, pfc->xoff_since[p] + minor);
+		}
+	}
+	if (!crit)
+		return false;
+	if (held < crit) {
+		*next = min(*next, pfc->xoff_since[p] + crit);
+		return false;
+	}
+	pfc->stalled |= BIT(p);
+	rxe_counter_inc(rxe, RXECC_CNT_PAUSE_STORM_ERR);
+	pr_warn_ratelimited("rxecc %s: PFC pause storm: priority %d held in XOFF for %llu ms, pauses stopped until its receive backlog is short\n",
+			    dev_name(&rxe->ib_dev.dev), p, div_u64(held, NSEC_PER_MSEC));
+	return true;
+}
+
 /*
  * Per priority: XOFF when a packet waited pfc_rx_xoff or longer since the
  * last run (and the latest did not wait pfc_rx_xon or less); then a refresh
@@ -155,7 +203,7 @@ static enum hrtimer_restart rxecc_pfc_tx_timer_fn(struct hrtimer *t)
 	struct rxecc_pfc *pfc = container_of(t, struct rxecc_pfc, tx_timer);
 	struct rxe_dev *rxe = rxe_of_pfc(pfc);
 	u8 xoff = 0, xon = 0, refresh = 0, on = READ_ONCE(pfc->rx_on);
-	u64 now, half = 0, xoff_ns = 0, xon_ns = 0, next;
+	u64 now, half = 0, xoff_ns = 0, xon_ns = 0, minor = 0, crit = 0, next;
 	unsigned long over;
 	struct rxecc_cc_config *cfg;
 	unsigned long flags;
@@ -167,6 +215,8 @@ static enum hrtimer_restart rxecc_pfc_tx_timer_fn(struct hrtimer *t)
 		half = pfc_quanta_ns(PFC_QUANTA_MAX, rxecc_link_mbps(rxe, cfg)) / 2;
 		xoff_ns = (u64)cfg->pfc_rx_xoff * NSEC_PER_USEC;
 		xon_ns = (u64)cfg->pfc_rx_xon * NSEC_PER_USEC;
+		minor = rxecc_pfc_minor_ns(cfg);
+		crit = (u64)cfg->pfc_stall_critical * NSEC_PER_MSEC;
 	} else {
 		on = 0;
 	}
@@ -175,34 +225,45 @@ static enum hrtimer_restart rxecc_pfc_tx_timer_fn(struct hrtimer *t)
 	pfc->tx_kick = false;
 	now = ktime_get_ns();
 	over = xchg(&pfc->rx_over, 0);
-	next = pfc->refresh_at;
+	next = U64_MAX;
 	for (p = 0; p < PFC_NUM_PRIO; p++) {
 		u64 wait = READ_ONCE(pfc->rx_wait[p]);
 		u64 last = READ_ONCE(pfc->rx_last[p]);
 		bool sent = pfc->xoff_sent & BIT(p);
 		u64 quiet = max(last, sent ? pfc->xoff_since[p] : 0) + xoff_ns;
+		bool healthy = !(on & BIT(p)) || wait <= xon_ns || now >= quiet;
 
-		if (sent && (!(on & BIT(p)) || wait <= xon_ns || now >= quiet)) {
+		/* a stalled priority may pause again once its backlog is short */
+		if ((pfc->stalled & BIT(p)) && healthy)
+			pfc->stalled &= ~BIT(p);
+		if (sent && (healthy ||
+			     rxecc_pfc_storm_check(rxe, p, now, minor, crit, &next))) {
 			xon |= BIT(p);
 			pfc->xoff_sent &= ~BIT(p);
 			atomic64_add(div_u64(now - pfc->xoff_since[p], NSEC_PER_USEC),
 				     &rxe->stats_counters[RXECC_PFC_TX_CNT(p, 1)]);
-		} else if (!sent && (on & BIT(p)) && (over & BIT(p)) && wait > xon_ns) {
+		} else if (!sent && !(pfc->stalled & BIT(p)) && (on & BIT(p)) &&
+			   (over & BIT(p)) && wait > xon_ns) {
 			xoff |= BIT(p);
 			pfc->xoff_sent |= BIT(p);
+			pfc->stall_warned &= ~BIT(p);
 			pfc->xoff_since[p] = now;
 			quiet = max(last, now) + xoff_ns;
+			if (minor)
+				next = min(next, now + minor);
+			if (crit)
+				next = min(next, now + crit);
 		} else if (sent && now >= pfc->refresh_at) {
 			refresh |= BIT(p);
 		}
-		if (pfc->xoff_sent & BIT(p))
+		if ((pfc->xoff_sent | pfc->stalled) & BIT(p))
 			next = min(next, quiet);
 	}
-	if (xoff || refresh) {
+	if (xoff || refresh)
 		pfc->refresh_at = now + half;
+	if (pfc->xoff_sent)
 		next = min(next, pfc->refresh_at);
-	}
-	if (pfc->xoff_sent && !rxe->cc.ndev_gone)
+	if ((pfc->xoff_sent || pfc->stalled) && !rxe->cc.ndev_gone)
 		hrtimer_start(&pfc->tx_timer, ns_to_ktime(max(next, now)),
 			      HRTIMER_MODE_ABS_SOFT);
 	spin_unlock_irqrestore(&pfc->lock, flags);
