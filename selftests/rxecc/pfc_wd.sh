@@ -13,7 +13,10 @@
 #     ends by itself once no XOFF has come for the restoration time, after
 #     which a pause holds the queue again; `rxecc monitor` reports both;
 #   - action forward: the pings get through the storm, nothing is dropped;
-#   - action alert: the storm is counted and logged, the pings stay queued.
+#   - action alert: the storm is counted and logged, the pings stay queued;
+#   - `rxecc metrics` (Prometheus text format and OpenMetrics, parsed by the
+#     Prometheus client library) exports the watchdog's and the endpoint's
+#     storm counters with the values the tool shows.
 # And the endpoint's pause-storm prevention (mlx5's stall prevention), on the
 # one-guest fabric (fabric.sh): h2 and h3 write to h1, whose own receive
 # processing is the bottleneck, through a switch port that does not honour
@@ -66,6 +69,23 @@ for k in sys.argv[1:]:
     v = q["prio"][3][k] if k in q["prio"][3] else q[k]
     print(int(v))' "$@"
 }
+# metrics NS FORMAT ARGS...: `rxecc metrics` in NS, parsed by the Prometheus
+# client library (prometheus or openmetrics), one "NAME{labels} VALUE" line
+# per sample, into $LOGDIR/metrics.txt.
+metrics() {
+	local ns=$1 fmt=$2
+	shift 2
+	# shellcheck disable=SC2046 # no word, or the one word openmetrics
+	ns_run "$ns" "$T" metrics "$@" $([ "$fmt" = openmetrics ] && echo openmetrics) |
+		python3 "$RXECC_TOP/userspace/tests/metrics_parse_test.py" check "$fmt" \
+			>"$LOGDIR/metrics.txt"
+}
+# metric_is NAME{LABELS} VALUE: a sample of the last metrics() has the value.
+metric_is() {
+	grep -qxF "$1 $2" "$LOGDIR/metrics.txt" ||
+		{ echo "metrics: no '$1 $2' in:"; grep -F "${1%%\{*}" "$LOGDIR/metrics.txt"; return 1; }
+}
+
 # wd_is KEY OP VALUE: the value compares so (OP of test: -eq, -gt, ...).
 wd_is() { test "$(wd "$1")" "$2" "$3"; }
 
@@ -150,6 +170,12 @@ wd_drop() {
 	wd = [(e["event"], e["netdev"], e["prio"], e["wd_action"]) for e in ev if e["event"].startswith("wd_")]
 	sys.exit(wd != [("wd_storm", "sw0", 3, "drop"), ("wd_restored", "sw0", 3, "drop")])
 	EOF
+	# and `rxecc metrics` has the watchdog's counters
+	metrics "$SW" openmetrics || return 1
+	metric_is "rxecc_qdisc_prio_wd_storms_total{netdev=sw0,prio=3}" 1.0 &&
+		metric_is "rxecc_qdisc_prio_wd_restorations_total{netdev=sw0,prio=3}" 1.0 &&
+		metric_is "rxecc_qdisc_prio_wd_drops_total{netdev=sw0,prio=3}" "$(wd wd_drops).0" &&
+		metric_is "rxecc_qdisc_prio_wd_storm{netdev=sw0,prio=3}" 0.0
 	# pauses are honoured again: an XOFF (of 51 ms, shorter than the
 	# detection) pauses the queue instead of being ignored
 	set -- "$(wd pause_rx_transition)" "$(wd wd_pause_ignored)"
@@ -157,7 +183,7 @@ wd_drop() {
 	storm_wait
 	wd_is pause_rx_transition -eq $(($1 + 1)) && wd_is wd_pause_ignored -eq "$2"
 }
-ktap_result "watchdog drop: a storm detected, the queue's packets and new ones dropped, pauses ignored; restored after the restoration time, then pauses honoured; rxecc monitor reports both" wd_drop
+ktap_result "watchdog drop: a storm detected, the queue's packets and new ones dropped, pauses ignored; restored after the restoration time, then pauses honoured; rxecc monitor reports both, rxecc metrics counts them" wd_drop
 
 wd_forward() {
 	local got
@@ -252,9 +278,20 @@ stall_on() {
 	# every storm ended by the XON after ~100 ms, no XOFF after it until
 	# the backlog was short
 	[ "$ERR" -ge 1 ] && [ "$WARN" -ge "$ERR" ] && [ "$XOFF_MS" -le $((OFF_MS / 4)) ] &&
-		[ "$FRAMES" -le $((OFF_FRAMES / 4)) ]
+		[ "$FRAMES" -le $((OFF_FRAMES / 4)) ] || return 1
+	# `rxecc metrics` (format 0.0.4) has h1's storm counters (once the XON
+	# that pfc_rx_xoff 0 sends has gone)
+	sleep 0.5
+	metrics "$(fabric_ns 1)" prometheus dev h1 || return 1
+	local l="device=h1,netdev=eth0,port=1"
+	metric_is "rxecc_port_tx_pause_storm_error_events_total{$l}" \
+		"$(port_counter h1 tx_pause_storm_error_events).0" &&
+		metric_is "rxecc_port_tx_pause_storm_warning_events_total{$l}" \
+			"$(port_counter h1 tx_pause_storm_warning_events).0" &&
+		metric_is "rxecc_port_tx_prio_pause_total{$l,prio=3}" \
+			"$(port_counter h1 tx_prio3_pause).0"
 }
-ktap_result "endpoint pause-storm prevention: XOFF held 100 ms is a storm (warning and error events, a log line) ended by its XON; under a quarter of the time in XOFF" stall_on
+ktap_result "endpoint pause-storm prevention: XOFF held 100 ms is a storm (warning and error events, a log line) ended by its XON; under a quarter of the time in XOFF; rxecc metrics exports the counters" stall_on
 
 fabric_dcqcn 1 set device_stall_critical_watermark 8000
 ktap_finished

@@ -24,7 +24,7 @@ man)
 		grep -qE "^ *$code +[A-Z]" <<<"$text" || fail "man page: exit status $code missing"
 	done
 	for cmd in "dcqcn show" "dcqcn set" "dcqcn profile" "stats show" "stats reset" "qp show" monitor \
-		"qdisc show" "qdisc add" "qdisc del" dscp2prio; do
+		"qdisc show" "qdisc add" "qdisc del" metrics dscp2prio; do
 		grep -q "$cmd" <<<"$text" || fail "man page: command '$cmd' missing"
 	done
 	echo "man page: every parameter, command and exit status"
@@ -50,7 +50,9 @@ completion)
 		got=$(complete_words "$@")
 		[ "$got" = "$want " ] || fail "completing '$*': got '$got', want '$want'"
 	}
-	expect "dcqcn help monitor qdisc qp stats" rxecc ""
+	expect "dcqcn help metrics monitor qdisc qp stats" rxecc ""
+	expect "dev help openmetrics" rxecc metrics ""
+	expect "alert drop forward" rxecc qdisc change dev lo wd_action ""
 	expect "add change del help replace show" rxecc qdisc ""
 	expect "dscp pcp" rxecc qdisc add dev lo trust ""
 	expect "pfc pmax prio" rxecc qdisc add dev lo rate 5 p

@@ -27,6 +27,7 @@ constexpr std::string_view kOverview =
     "  rxecc qdisc [show] [dev NETDEV]\n"
     "  rxecc qdisc {add | change | replace} dev NETDEV [OPTIONS]\n"
     "  rxecc qdisc del dev NETDEV\n"
+    "  rxecc metrics [dev DEV] [openmetrics]\n"
     "\n"
     "Options:\n"
     "  -j, --json         JSON output (read commands)\n"
@@ -116,6 +117,16 @@ constexpr std::string_view kMonitor =
     "watchdog's storms detected and ended since the last interval on the pfc\n"
     "qdiscs of the namespace. Stops after N refreshes, or on Ctrl-C. With -j:\n"
     "one JSON object per line.\n";
+
+constexpr std::string_view kMetrics =
+    "Usage: rxecc metrics [dev DEV] [openmetrics]\n"
+    "\n"
+    "Every port counter of every device (or one) and, without dev, every statistic\n"
+    "of the pfc qdiscs of the namespace, in the Prometheus text format 0.0.4 (as\n"
+    "node_exporter's textfile collector reads it) or, with openmetrics, OpenMetrics\n"
+    "1.0. Names: rxecc_port_<counter>_total{device,netdev,port[,prio]},\n"
+    "rxecc_qdisc_<statistic>{netdev}, rxecc_qdisc_prio_<statistic>{netdev,prio};\n"
+    "times in seconds, sizes in bytes. Without the rdma_rxecc module: the qdiscs.\n";
 
 [[noreturn]] void usage(const std::string& what) { throw Error(Exit::usage, what); }
 
@@ -315,6 +326,19 @@ void parse_qp(Args& args, Command& cmd) {
     no_more(args);
 }
 
+void parse_metrics(Args& args, Command& cmd) {
+    cmd.verb = Verb::metrics;
+    while (!args.done()) {
+        const std::string& key = args.next("a keyword");
+        if (key == "dev")
+            cmd.dev = args.next("a device name after 'dev'");
+        else if (key == "openmetrics")
+            cmd.openmetrics = true;
+        else
+            usage("unknown metrics argument '" + key + "' (dev, openmetrics)");
+    }
+}
+
 void parse_monitor(Args& args, Command& cmd) {
     cmd.verb = Verb::monitor;
     while (!args.done()) {
@@ -443,7 +467,7 @@ Command parse_command(std::span<const std::string> argv) {
     const size_t first = parse_options(argv, cmd);
     if (first == kDone) return cmd;
     if (first == argv.size())
-        usage("missing OBJECT (dcqcn, stats, qp, monitor, qdisc; see 'rxecc --help')");
+        usage("missing OBJECT (dcqcn, stats, qp, monitor, qdisc, metrics; see 'rxecc --help')");
     Args args(argv.subspan(first));
     const std::string& object = args.next("an object");
     if (object == "help") {
@@ -453,8 +477,8 @@ Command parse_command(std::span<const std::string> argv) {
         usage("no help on '" + cmd.help_topic + "'");
     }
     if (object != "dcqcn" && object != "stats" && object != "qp" && object != "monitor" &&
-        object != "qdisc")
-        usage("unknown object '" + object + "' (dcqcn, stats, qp, monitor, qdisc)");
+        object != "qdisc" && object != "metrics")
+        usage("unknown object '" + object + "' (dcqcn, stats, qp, monitor, qdisc, metrics)");
     // `help`, or `--help` anywhere after the object: that object's help.
     if (args.is_help() || asks_help(argv.subspan(first))) {
         cmd.verb = Verb::help;
@@ -469,6 +493,8 @@ Command parse_command(std::span<const std::string> argv) {
         parse_qp(args, cmd);
     else if (object == "qdisc")
         parse_qdisc(args, cmd);
+    else if (object == "metrics")
+        parse_metrics(args, cmd);
     else
         parse_monitor(args, cmd);
     return cmd;
@@ -480,6 +506,7 @@ std::string help_text(std::string_view topic) {
     if (topic == "qp") return std::string(kQp);
     if (topic == "monitor") return std::string(kMonitor);
     if (topic == "qdisc") return std::string(kQdisc);
+    if (topic == "metrics") return std::string(kMetrics);
     if (topic != "dcqcn") return {};
     std::string text(kDcqcnHead);
     text += "Parameters (unit, range):\n";

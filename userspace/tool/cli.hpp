@@ -28,6 +28,7 @@ enum class Verb {
     qdisc_show,
     qdisc_set,  // add, change, replace
     qdisc_del,
+    metrics,
 };
 
 // `rxecc qdisc ...`: the switch-port qdisc sch_pfc (include/uapi/linux/sch_pfc.h).
@@ -69,6 +70,7 @@ struct Command {
     uint32_t interval_ms = 1000;    // monitor
     std::optional<uint32_t> count;  // monitor: stop after this many refreshes
     QdiscSpec qdisc;                // qdisc add/change/replace (netdev also for show, del)
+    bool openmetrics = false;       // metrics: OpenMetrics instead of format 0.0.4
     std::string help_topic;         // help: "", "dcqcn", "stats", "qp", "monitor"
 };
 

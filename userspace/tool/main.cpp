@@ -20,6 +20,7 @@
 #include "client.hpp"
 #include "errors.hpp"
 #include "format.hpp"
+#include "metrics.hpp"
 #include "qdisc.hpp"
 
 namespace rxecc::tool {
@@ -159,6 +160,22 @@ void monitor(Client& client, const Command& cmd) {
     }
 }
 
+// The devices' counters and (without dev) the namespace's pfc qdiscs; a
+// namespace without the rdma_rxecc module has its qdiscs only.
+void metrics(const Command& cmd) {
+    std::vector<Stats> stats;
+    try {
+        stats = Client().stats(cmd.dev);
+    } catch (const Error& e) {
+        if (e.code() != Exit::no_module || cmd.dev) throw;
+    }
+    std::vector<QdiscInfo> qdiscs;
+    if (!cmd.dev) qdiscs = QdiscClient().show("");
+    std::cout << metrics_text(stats, qdiscs,
+                              cmd.openmetrics ? MetricsFormat::openmetrics
+                                              : MetricsFormat::prometheus);
+}
+
 // -n NAME: the network namespace that `ip netns add NAME` made (a path when
 // NAME has a '/'), entered before any socket is opened. The tool reads
 // nothing from sysfs, so unlike `ip netns exec` nothing is remounted.
@@ -200,6 +217,9 @@ int run(const Command& cmd) {
             return 0;
         case Verb::qdisc_del:
             QdiscClient().del(cmd.qdisc.netdev);
+            return 0;
+        case Verb::metrics:
+            metrics(cmd);
             return 0;
         default:
             break;
