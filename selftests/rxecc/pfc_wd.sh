@@ -24,9 +24,9 @@
 #   - device_stall_critical_watermark 0: h1 holds XOFF for most of the run,
 #     no storm event;
 #   - 100 ms: each XOFF held 100 ms is a storm (a warning and an error
-#     event, a log line) and ends with its XON; h1 pauses again only after
-#     its backlog was short (no packet for pfc_rx_xoff): under a quarter of
-#     the time in XOFF, and of the frames.
+#     event, a log line) and ends with its XON at 100-200 ms; h1 pauses
+#     again only after its backlog was short (no packet for pfc_rx_xoff):
+#     under half the time in XOFF, and of the frames.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fabric.sh"
 need_root
@@ -270,15 +270,18 @@ stall_off() {
 ktap_result "endpoint without pause-storm prevention: a receiver that cannot drain holds its partner in XOFF for most of an incast" stall_off
 
 stall_on() {
-	local log
+	local log held t
 	log=$(dmesg | wc -l)
 	storm_run 100 || return 1
-	dmesg | tail -n +$((log + 1)) | grep "rxecc h1: PFC pause storm: priority 3 held in XOFF" ||
-		{ echo "no storm in the kernel log"; return 1; }
-	# every storm ended by the XON after ~100 ms, no XOFF after it until
-	# the backlog was short
-	[ "$ERR" -ge 1 ] && [ "$WARN" -ge "$ERR" ] && [ "$XOFF_MS" -le $((OFF_MS / 4)) ] &&
-		[ "$FRAMES" -le $((OFF_FRAMES / 4)) ] || return 1
+	# every storm ended by its XON at the watermark (the timer's lateness
+	# under TCG apart), logged; no XOFF after it until the backlog was short
+	held=$(dmesg | tail -n +$((log + 1)) |
+		sed -n 's/.*rxecc h1: PFC pause storm: priority 3 held in XOFF for \([0-9]*\) ms.*/\1/p')
+	echo "storms logged, ms in XOFF each: ${held//$'\n'/ }"
+	[ -n "$held" ] || { echo "no storm in the kernel log"; return 1; }
+	for t in $held; do [ "$t" -ge 100 ] && [ "$t" -le 200 ] || return 1; done
+	[ "$ERR" -ge 1 ] && [ "$WARN" -ge "$ERR" ] && [ "$XOFF_MS" -le $((OFF_MS / 2)) ] &&
+		[ "$FRAMES" -le $((OFF_FRAMES / 2)) ] || return 1
 	# `rxecc metrics` (format 0.0.4) has h1's storm counters (once the XON
 	# that pfc_rx_xoff 0 sends has gone)
 	sleep 0.5
@@ -291,7 +294,7 @@ stall_on() {
 		metric_is "rxecc_port_tx_prio_pause_total{$l,prio=3}" \
 			"$(port_counter h1 tx_prio3_pause).0"
 }
-ktap_result "endpoint pause-storm prevention: XOFF held 100 ms is a storm (warning and error events, a log line) ended by its XON; under a quarter of the time in XOFF; rxecc metrics exports the counters" stall_on
+ktap_result "endpoint pause-storm prevention: XOFF held 100 ms is a storm (warning and error events, a log line) ended by its XON at 100-200 ms; under half the time in XOFF; rxecc metrics exports the counters" stall_on
 
 fabric_dcqcn 1 set device_stall_critical_watermark 8000
 ktap_finished

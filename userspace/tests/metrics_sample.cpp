@@ -39,8 +39,8 @@ int main(int argc, char** argv) {
     q.prio.at(3).wd.storm_duration = 1500000;  // ns
     for (size_t p = 0; p < q.prio.size(); ++p) q.prio.at(p).id = static_cast<uint8_t>(p);
     const std::string format = args[1];
-    std::cout << metrics_text({a, b}, {q},
-                              format == "openmetrics" ? MetricsFormat::openmetrics
-                                                      : MetricsFormat::prometheus);
+    std::cout << metrics_text(
+        {a, b}, {q},
+        format == "openmetrics" ? MetricsFormat::openmetrics : MetricsFormat::prometheus);
     return 0;
 }

@@ -171,9 +171,8 @@ void metrics(const Command& cmd) {
     }
     std::vector<QdiscInfo> qdiscs;
     if (!cmd.dev) qdiscs = QdiscClient().show("");
-    std::cout << metrics_text(stats, qdiscs,
-                              cmd.openmetrics ? MetricsFormat::openmetrics
-                                              : MetricsFormat::prometheus);
+    std::cout << metrics_text(
+        stats, qdiscs, cmd.openmetrics ? MetricsFormat::openmetrics : MetricsFormat::prometheus);
 }
 
 // -n NAME: the network namespace that `ip netns add NAME` made (a path when

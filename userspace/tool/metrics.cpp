@@ -66,7 +66,8 @@ bool ends_with(std::string_view s, std::string_view tail) {
 // A name with the unit its source key names: ..._us and ..._ns are seconds.
 Kind kind_of(const std::string& prefix, std::string_view key, Type type) {
     Kind k{prefix + std::string(key), type, "", 1};
-    for (const auto& [tail, per] : {std::pair{"_us", 1000000ULL}, std::pair{"_ns", 1000000000ULL}}) {
+    for (const auto& [tail, per] :
+         {std::pair{"_us", 1000000ULL}, std::pair{"_ns", 1000000000ULL}}) {
         if (!ends_with(key, tail)) continue;
         k.name = prefix + std::string(key.substr(0, key.size() - 3)) + "_seconds";
         k.unit = "seconds";
@@ -90,8 +91,8 @@ void add_port_counters(Families& out, const Stats& s) {
     for (const auto& c : s.counters) {
         Labels labels = dev;
         std::string key = c.name;
-        std::string help = "rdma_rxecc port counter " + c.name + " (hw_counters/" + c.name +
-                           "; docs/counters.md)";
+        std::string help =
+            "rdma_rxecc port counter " + c.name + " (hw_counters/" + c.name + "; docs/counters.md)";
         if (auto pp = per_prio(c.name)) {
             key = pp->first;
             labels.emplace_back("prio", pp->second);
@@ -119,7 +120,8 @@ void add_fields(Families& out, const std::string& prefix, std::span<const Field<
         if (key == "tx_bytes") k = {prefix + "tx_bytes", Type::counter, "bytes", 1};
         if (key == "qlen") k.name = prefix + "qlen_packets";
         const uint64_t v = f.show == Show::ns_as_us ? f.get(obj) / 1000 : f.get(obj);
-        out.add(k, "pfc qdisc " + what + " " + std::string(key) + " (rxecc qdisc show; docs/pfc.md)",
+        out.add(k,
+                "pfc qdisc " + what + " " + std::string(key) + " (rxecc qdisc show; docs/pfc.md)",
                 labels, v);
     }
 }
