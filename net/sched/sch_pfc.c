@@ -66,6 +66,7 @@
  * the detection time (SONiC), polling 0 half of it (Junos: polls of 100 ms,
  * detection after two).
  */
+#define PFC_WD_MIN_MS		10	/* detection and polling, when set (SONiC: 100) */
 #define PFC_WD_MAX_MS		5000	/* SONiC's largest detection time */
 #define PFC_WD_MAX_RESTORE_MS	60000	/* ... and restoration time */
 
@@ -520,7 +521,7 @@ static u64 pfc_wd_restore_ns(const struct pfc_sched *s)
 
 static u32 pfc_wd_poll_ms(const struct pfc_sched *s)
 {
-	return s->wd_poll ?: max(s->wd_detect / 2, 1U);
+	return s->wd_poll ?: max(s->wd_detect / 2, PFC_WD_MIN_MS / 2);
 }
 
 /* Priority @p goes into a storm at @now (queue lock held); the packets the
@@ -536,7 +537,7 @@ static void pfc_wd_storm(struct pfc_sched *s, int p, u64 now, struct sk_buff **t
 	b->wd_storm_since = now;
 	b->wd_since = 0;
 	b->wd.storms++;
-	net_warn_ratelimited("%s: sch_pfc: PFC storm on priority %d (paused, %u packets queued, none sent for %u ms): action %s\n",
+	net_warn_ratelimited("%s: sch_pfc: PFC storm on priority %d (paused, %u packets queued, none sent for at least %u ms): action %s\n",
 			     qdisc_dev(s->sch)->name, p, b->q.qlen, s->wd_detect,
 			     pfc_wd_action_name[s->wd_action]);
 	if (s->wd_action == TC_PFC_WD_ALERT)
@@ -557,8 +558,11 @@ static void pfc_wd_storm(struct pfc_sched *s, int p, u64 now, struct sk_buff **t
 		/* The qdisc's parents, if it has any, hold fewer packets too. */
 		if (n)
 			qdisc_tree_reduce_backlog(s->sch, n, bytes);
+		return;
 	}
-	__netif_schedule(qdisc_root_sleeping(s->sch));
+	/* forward: what the queue holds goes now (unless the port is down) */
+	if (!test_bit(__QDISC_STATE_DEACTIVATED, &qdisc_root_sleeping(s->sch)->state))
+		__netif_schedule(qdisc_root_sleeping(s->sch));
 }
 
 /* Priority @p's storm ends at @now (queue lock held). */
@@ -592,7 +596,9 @@ static void pfc_wd_poll(struct pfc_sched *s, u64 now, struct sk_buff **to_free)
 		if (!(s->enable & BIT(p)))
 			continue;
 		if (b->wd_storm) {
-			if (now - b->wd_last_xoff >= restore)
+			/* alert: a pause still holding the queue keeps the storm */
+			if (now - b->wd_last_xoff >= restore &&
+			    (s->wd_action != TC_PFC_WD_ALERT || !pfc_rx_paused(b, now)))
 				pfc_wd_restore(s, p, now);
 		} else if (!b->q.qlen || !pfc_rx_paused(b, now)) {
 			b->wd_since = 0;
@@ -607,37 +613,45 @@ static void pfc_wd_poll(struct pfc_sched *s, u64 now, struct sk_buff **to_free)
 	}
 }
 
-/* End the storms the configuration no longer allows (queue lock held). */
-static void pfc_wd_reconf(struct pfc_sched *s, u8 old_action)
+/* After a change (queue lock held): end the storms the configuration no
+ * longer allows, start every stall anew, and poll at the new interval
+ * (@old_poll: the interval before, 0 if the watchdog was off). A running
+ * poll re-reads the configuration and re-arms itself.
+ */
+static void pfc_wd_reconf(struct pfc_sched *s, u8 old_action, u32 old_poll)
 {
+	u32 poll = s->wd_detect ? pfc_wd_poll_ms(s) : 0;
 	u64 now = ktime_get_ns();
 	int p;
 
-	for (p = 0; p < TC_PFC_NUM_PRIO; p++)
+	for (p = 0; p < TC_PFC_NUM_PRIO; p++) {
 		if (s->prio[p].wd_storm &&
 		    (!s->wd_detect || !(s->enable & BIT(p)) || s->wd_action != old_action))
 			pfc_wd_restore(s, p, now);
+		s->prio[p].wd_since = 0;
+	}
+	if (poll && (poll != old_poll || !hrtimer_active(&s->wd_timer)))
+		hrtimer_start(&s->wd_timer, ms_to_ktime(poll), HRTIMER_MODE_REL_SOFT);
 }
 
 static enum hrtimer_restart pfc_wd_timer_fn(struct hrtimer *t)
 {
 	struct pfc_sched *s = container_of(t, struct pfc_sched, wd_timer);
-	enum hrtimer_restart ret = HRTIMER_NORESTART;
 	struct sk_buff *to_free = NULL;
-	spinlock_t *lock;
+	spinlock_t *lock;	/* the root qdisc's */
 
 	rcu_read_lock();
 	lock = qdisc_lock(qdisc_root_sleeping(s->sch));
 	spin_lock(lock);
+	/* re-armed under the lock, as pfc_change() arms it */
 	if (s->wd_detect) {
 		pfc_wd_poll(s, ktime_get_ns(), &to_free);
-		hrtimer_forward_now(t, ms_to_ktime(pfc_wd_poll_ms(s)));
-		ret = HRTIMER_RESTART;
+		hrtimer_start(t, ms_to_ktime(pfc_wd_poll_ms(s)), HRTIMER_MODE_REL_SOFT);
 	}
 	spin_unlock(lock);
 	rcu_read_unlock();
 	kfree_skb_list(to_free);
-	return ret;
+	return HRTIMER_NORESTART;
 }
 
 /* PFC frames received on a port whose root qdisc is a pfc qdisc. */
@@ -727,7 +741,7 @@ static const struct nla_policy pfc_prio_policy[TCA_PFC_PRIO_MAX + 1] = {
 /* 1 Mbit/s to 1 Tbit/s; up to one second */
 static struct netlink_range_validation pfc_link_range = { .min = 1, .max = 1000000 };
 static struct netlink_range_validation pfc_delay_range = { .max = NSEC_PER_SEC };
-/* ms (a policy's own max is an s16) */
+/* ms (60000 is past the s16 of a policy's own max) */
 static struct netlink_range_validation pfc_wd_range = { .max = PFC_WD_MAX_MS };
 static struct netlink_range_validation pfc_wd_restore_range = { .max = PFC_WD_MAX_RESTORE_MS };
 
@@ -829,6 +843,30 @@ static void pfc_extack(struct netlink_ext_ack *extack, const struct nlattr *attr
 	}
 }
 
+/* The watchdog's times: detection and polling 0 or 10 ms at least, polling
+ * not above detection, restoration not below polling.
+ */
+static int pfc_conf_check_wd(const struct pfc_conf *c, const struct nlattr *opt,
+			     struct netlink_ext_ack *extack, char *msg, size_t len)
+{
+	u32 poll = c->wd_poll ?: max(c->wd_detect / 2, PFC_WD_MIN_MS / 2);
+
+	if ((c->wd_detect && c->wd_detect < PFC_WD_MIN_MS) ||
+	    (c->wd_poll && c->wd_poll < PFC_WD_MIN_MS))
+		snprintf(msg, len, "watchdog: detection time and polling interval 0 or %u..%u ms",
+			 PFC_WD_MIN_MS, PFC_WD_MAX_MS);
+	else if (c->wd_detect && c->wd_poll > c->wd_detect)
+		snprintf(msg, len, "watchdog: polling interval %u ms above detection time %u ms",
+			 c->wd_poll, c->wd_detect);
+	else if (c->wd_detect && c->wd_restore && c->wd_restore < poll)
+		snprintf(msg, len, "watchdog: restoration time %u ms below polling interval %u ms",
+			 c->wd_restore, poll);
+	else
+		return 0;
+	pfc_extack(extack, opt, msg);
+	return -EINVAL;
+}
+
 /* Whole-configuration checks; the message names the priority. */
 static int pfc_conf_check(const struct pfc_conf *c, u32 mtu,
 			  const struct nlattr *opt, struct netlink_ext_ack *extack)
@@ -872,13 +910,7 @@ static int pfc_conf_check(const struct pfc_conf *c, u32 mtu,
 		pfc_extack(extack, opt, msg);
 		return -EINVAL;
 	}
-	if (c->wd_poll > c->wd_detect && c->wd_detect) {
-		snprintf(msg, sizeof(msg), "watchdog: polling interval %u ms above detection time %u ms",
-			 c->wd_poll, c->wd_detect);
-		pfc_extack(extack, opt, msg);
-		return -EINVAL;
-	}
-	return 0;
+	return pfc_conf_check_wd(c, opt, extack, msg, sizeof(msg));
 }
 
 static int pfc_change(struct Qdisc *sch, struct nlattr *opt,
@@ -889,6 +921,7 @@ static int pfc_change(struct Qdisc *sch, struct nlattr *opt,
 	struct pfc_conf *c;
 	struct nlattr *a;
 	int err, rem, p;
+	u32 old_poll;
 	u8 old_action;
 
 	if (!opt)
@@ -945,6 +978,7 @@ static int pfc_change(struct Qdisc *sch, struct nlattr *opt,
 
 	sch_tree_lock(sch);
 	old_action = s->wd_action;
+	old_poll = s->wd_detect ? pfc_wd_poll_ms(s) : 0;
 	s->rate = c->rate;
 	s->link_mbps = c->link_mbps;
 	s->delay = c->delay;
@@ -969,10 +1003,7 @@ static int pfc_change(struct Qdisc *sch, struct nlattr *opt,
 	}
 	/* Ports in XOFF of a priority no longer enabled get their XON. */
 	pfc_kick(s);
-	pfc_wd_reconf(s, old_action);
-	if (s->wd_detect)
-		hrtimer_start(&s->wd_timer, ms_to_ktime(pfc_wd_poll_ms(s)),
-			      HRTIMER_MODE_REL_SOFT);
+	pfc_wd_reconf(s, old_action, old_poll);
 	sch_tree_unlock(sch);
 out:
 	kfree(c);
@@ -1129,13 +1160,14 @@ static int pfc_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 {
 	struct pfc_sched *s = qdisc_priv(sch);
 	struct tc_pfc_xstats *x;
-	u64 now = ktime_get_ns();
 	int p, err;
+	u64 now;
 
 	x = kzalloc(sizeof(*x), GFP_KERNEL);
 	if (!x)
 		return -1;
 	sch_tree_lock(sch);
+	now = ktime_get_ns();	/* not before the lock: no pause may start after it */
 	for (p = 0; p < TC_PFC_NUM_PRIO; p++)
 		pfc_prio_stats(&s->prio[p], now, &x->prio[p], &x->wd[p]);
 	x->pfc_rx_ignored = s->rx_ignored;

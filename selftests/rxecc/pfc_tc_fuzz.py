@@ -15,9 +15,10 @@ repeated priority nests. After each request the configuration is read back
   - every accepted configuration is a valid one (xon <= xoff <= limit,
     kmin <= kmax <= limit unless kmax is 0, pmax <= 100, the DSCP map in
     0..7, trust 0 or 1, headroom for the PFC priorities at least
-    link x delay + 2 MTU, watchdog detection and polling up to 5000 ms,
+    link x delay + 2 MTU, watchdog detection and polling 0 or 10..5000 ms,
     restoration up to 60000 ms, polling not above a detection that is set,
-    action 0..2), and every request the rules refuse is refused.
+    restoration not below the polling interval, action 0..2), and every
+    request the rules refuse is refused.
 Prints counts; exits 1 on the first violation. Run as root (or user
 namespace root) in DEV's network namespace.
 """
@@ -140,8 +141,13 @@ def valid(c, mtu):
         return "watchdog time out of range"
     if c["wd_action"] > 2:
         return "watchdog action"
+    if 0 < c["wd_detection"] < 10 or 0 < c["wd_poll"] < 10:
+        return "watchdog time below 10 ms"
     if c["wd_detection"] and c["wd_poll"] > c["wd_detection"]:
         return "watchdog polling above detection"
+    poll = c["wd_poll"] or max(c["wd_detection"] // 2, 5)
+    if c["wd_detection"] and c["wd_restoration"] and c["wd_restoration"] < poll:
+        return "watchdog restoration below polling"
     need = c["link"] * 10**6 * c["delay"] // (8 * 10**9) + 2 * (mtu + 14)
     for p, x in enumerate(c["prio"]):
         if x["limit"] < 1 or x["xoff"] < 1 or x["pmax"] > 100:
@@ -191,7 +197,7 @@ def request(rng, old):
     for typ, name in WD_KEYS.items():
         if rng.random() < 0.2:
             lim = 60000 if typ == WD_RESTORATION else 5000
-            new[name] = rng.choice([0, 1, 50, lim, lim + 1, rng.randrange(lim + 1), u32(rng)])
+            new[name] = rng.choice([0, 1, 9, 10, 50, lim, lim + 1, rng.randrange(lim + 1), u32(rng)])
             opts += attr(typ, struct.pack("=I", new[name]))
     if rng.random() < 0.2:
         new["wd_action"] = rng.choice([0, 1, 2, 3, 255])

@@ -128,9 +128,10 @@ enum rxecc_attr {
 	 */
 	RXECC_ATTR_PFC_STALL_CRITICAL,
 	/*
-	 * u32, ms (0 = 85 % of PFC_STALL_CRITICAL, at least 80, or 80 up to
-	 * PFC_STALL_CRITICAL): mlx5's device_stall_minor_watermark, counted
-	 * in tx_pause_storm_warning_events.
+	 * u32, ms (0 = 85 % of PFC_STALL_CRITICAL, at least 80; or 80 up to
+	 * PFC_STALL_CRITICAL, up to 8000 when that is 0): mlx5's
+	 * device_stall_minor_watermark, counted in
+	 * tx_pause_storm_warning_events.
 	 */
 	RXECC_ATTR_PFC_STALL_MINOR,
 

@@ -182,7 +182,7 @@ static bool rxecc_pfc_storm_check(struct rxe_dev *rxe, int p, u64 now, u64 minor
 		*next = min(*next, pfc->xoff_since[p] + crit);
 		return false;
 	}
-	pfc->stalled |= BIT(p);
+	WRITE_ONCE(pfc->stalled, pfc->stalled | BIT(p));
 	rxe_counter_inc(rxe, RXECC_CNT_PAUSE_STORM_ERR);
 	pr_warn_ratelimited("rxecc %s: PFC pause storm: priority %d held in XOFF for %llu ms, pauses stopped until its receive backlog is short\n",
 			    dev_name(&rxe->ib_dev.dev), p, div_u64(held, NSEC_PER_MSEC));
@@ -233,9 +233,12 @@ static enum hrtimer_restart rxecc_pfc_tx_timer_fn(struct hrtimer *t)
 		u64 quiet = max(last, sent ? pfc->xoff_since[p] : 0) + xoff_ns;
 		bool healthy = !(on & BIT(p)) || wait <= xon_ns || now >= quiet;
 
-		/* a stalled priority may pause again once its backlog is short */
-		if ((pfc->stalled & BIT(p)) && healthy)
-			pfc->stalled &= ~BIT(p);
+		/*
+		 * A stalled priority may pause again once its backlog is short,
+		 * or once prevention is off.
+		 */
+		if ((pfc->stalled & BIT(p)) && (healthy || !crit))
+			WRITE_ONCE(pfc->stalled, pfc->stalled & ~BIT(p));
 		if (sent && (healthy ||
 			     rxecc_pfc_storm_check(rxe, p, now, minor, crit, &next))) {
 			xon |= BIT(p);
