@@ -332,6 +332,12 @@ def checks(g, fam, dev, f):
          devattr + attr(A_PROFILE, strz("paper")) + attr(A_PROFILE_SPEEDUP, u32(16)), errno.EINVAL),
         ("PROFILE_SPEEDUP 1025", CMD_DEV_SET, devattr + attr(A_PROFILE, strz("paper")) +
          attr(A_PROFILE_KBPS, u32(25000)) + attr(A_PROFILE_SPEEDUP, u32(1025)), errno.ERANGE),
+        ("a critical stall watermark of 79 ms", CMD_DEV_SET, devattr + attr(A_DCQCN | NLA_F_NESTED, good) +
+         attr(A_PFC_STALL_CRITICAL, u32(79)), errno.ERANGE),
+        ("a minor stall watermark of 79 ms", CMD_DEV_SET, devattr + attr(A_DCQCN | NLA_F_NESTED, good) +
+         attr(A_PFC_STALL_MINOR, u32(79)), errno.ERANGE),
+        ("the minor stall watermark above the critical", CMD_DEV_SET, devattr + attr(A_DCQCN | NLA_F_NESTED, good) +
+         attr(A_PFC_STALL_CRITICAL, u32(1000)) + attr(A_PFC_STALL_MINOR, u32(2000)), errno.ERANGE),
         ("unknown command", CMD_MAX + 3, devattr, errno.EOPNOTSUPP),
         ("attribute on a get without attributes", CMD_DEFAULTS_GET, devattr, errno.EINVAL),
     ]

@@ -219,7 +219,7 @@ def request(rng, old):
         opts += attr(PRIO | NLA_F_NESTED, nest)
     r = rng.random()
     if r < 0.05:                    # a u32 of the wrong length
-        opts += attr(rng.choice([LINK, DELAY]), b"\1\2")
+        opts += attr(rng.choice([LINK, DELAY, WD_DETECTION, WD_POLL]), b"\1\2")
         malformed = True
     elif r < 0.08:                  # an attribute the qdisc does not know
         opts += attr(rng.randrange(WD_POLL + 1, 64), b"\0" * 4)

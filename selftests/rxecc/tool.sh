@@ -373,7 +373,7 @@ fuzz() {
 	# The family still answers and traffic still runs.
 	traffic fuzzed
 }
-ktap_result "netlink: 23 malformed requests get their errors, 3000 fuzzed ones (seed 4791); rejected ones change nothing" fuzz
+ktap_result "netlink: 26 malformed requests get their errors, 3000 fuzzed ones (seed 4791); rejected ones change nothing" fuzz
 
 # Each command of the family (genl_privs.py) from five callers: root; a user
 # without capabilities; that user as root of a user namespace, in h1's network

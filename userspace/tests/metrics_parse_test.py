@@ -15,9 +15,23 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families 
 from prometheus_client.parser import text_string_to_metric_families as prom_parse
 
 
+def format_rules(text, fmt):
+    """What the parsers let pass: in 0.0.4 one TYPE line per name, no UNIT or
+    EOF line (Prometheus's own parser refuses a family split in two)."""
+    if fmt == "openmetrics":
+        return
+    types = [line.split()[2] for line in text.splitlines() if line.startswith("# TYPE ")]
+    if len(types) != len(set(types)):
+        sys.exit("format 0.0.4: a name with two TYPE lines")
+    if any(line.startswith(("# UNIT", "# EOF")) for line in text.splitlines()):
+        sys.exit("format 0.0.4: an OpenMetrics line")
+
+
 def samples(text, fmt):
     """{(name, frozenset(labels)): value} of every sample; fails on a text the
-    parser refuses, a family without HELP, or a name outside rxecc_."""
+    parser refuses, a family without HELP, a name outside rxecc_, or (in
+    OpenMetrics) a unit that is not the one its name ends with."""
+    format_rules(text, fmt)
     parse = om_parse if fmt == "openmetrics" else prom_parse
     out = {}
     for fam in parse(text):
@@ -25,6 +39,9 @@ def samples(text, fmt):
             sys.exit(f"family {fam.name}: no rxecc_ name or no HELP")
         if fam.type not in ("counter", "gauge"):
             sys.exit(f"family {fam.name}: type {fam.type}")
+        unit = next((u for u in ("seconds", "bytes") if fam.name.endswith("_" + u)), "")
+        if fmt == "openmetrics" and fam.unit != unit:
+            sys.exit(f"family {fam.name}: unit '{fam.unit}', want '{unit}'")
         for s in fam.samples:
             key = (s.name, frozenset(s.labels.items()))
             if key in out:
@@ -51,7 +68,8 @@ def sample_test(tool):
         want(got, "rxecc_port_rp_pace_late_seconds_total", dev, 0.00025)
         want(got, "rxecc_port_tx_pause_storm_error_events_total", dev, 2)
         want(got, "rxecc_port_np_cnp_sent_total",
-             {"device": "h2", "netdev": 'weird"net\\dev', "port": "1"}, 7)
+             {"device": "h2", "netdev": 'a\\nb"c\\', "port": "1"}, 7)
+        want(got, "rxecc_port_np_cnp_sent_total", {"device": "h3", "netdev": "x\ny", "port": "1"}, 7)
         q = {"netdev": "swp1", "prio": "3"}
         want(got, "rxecc_qdisc_drops_total", {"netdev": "swp1"}, 9)
         want(got, "rxecc_qdisc_prio_tx_bytes_total", q, 123456)
@@ -77,7 +95,7 @@ def main():
         return
     fmt = sys.argv[2] if len(sys.argv) > 2 else "prometheus"
     for (name, labels), v in sorted(samples(sys.stdin.read(), fmt).items(), key=str):
-        print(name + "{" + ",".join(f"{k}={val}" for k, val in sorted(labels)) + "} " + repr(v))
+        print(name + "{" + ",".join(f"{k}={val}" for k, val in sorted(labels)) + "} " + repr(float(v)))
 
 
 if __name__ == "__main__":

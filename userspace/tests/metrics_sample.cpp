@@ -25,8 +25,12 @@ int main(int argc, char** argv) {
                   {"tx_prio3_pause_duration", 1500},
                   {"rp_pace_late_us", 250},
                   {"tx_pause_storm_error_events", 2}};
+    // Label values to escape: a backslash before n, a quote, a trailing
+    // backslash; a newline.
     Stats b = a;
-    b.dev = DevId{2, "h2", "weird\"net\\dev"};  // a label value to escape
+    b.dev = DevId{2, "h2", R"(a\nb"c\)"};
+    Stats c = a;
+    c.dev = DevId{3, "h3", "x\ny"};
     QdiscInfo q;
     q.netdev = "swp1";
     q.drops = 9;
@@ -40,7 +44,7 @@ int main(int argc, char** argv) {
     for (size_t p = 0; p < q.prio.size(); ++p) q.prio.at(p).id = static_cast<uint8_t>(p);
     const std::string format = args[1];
     std::cout << metrics_text(
-        {a, b}, {q},
+        {a, b, c}, {q},
         format == "openmetrics" ? MetricsFormat::openmetrics : MetricsFormat::prometheus);
     return 0;
 }

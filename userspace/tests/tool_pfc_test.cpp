@@ -217,6 +217,26 @@ TEST(ToolQdiscCli, WatchdogOptions) {
     EXPECT_EQ(mnl_attr_get_payload_len(o[TCA_PFC_WD_ACTION]), 1U);
 }
 
+// `rxecc metrics [dev DEV] [openmetrics]`: its words, and what it refuses.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
+TEST(ToolMetricsCli, DevAndFormat) {
+    auto c = parse({"metrics"});
+    EXPECT_EQ(c.verb, Verb::metrics);
+    EXPECT_FALSE(c.dev);
+    EXPECT_FALSE(c.openmetrics);
+    c = parse({"metrics", "openmetrics", "dev", "h1"});
+    EXPECT_EQ(c.dev, "h1");
+    EXPECT_TRUE(c.openmetrics);
+    EXPECT_EQ(message_of([] {
+                  (void)parse({"metrics", "json"});
+              }),
+              "unknown metrics argument 'json' (dev, openmetrics)");
+    EXPECT_EQ(code_of([] { (void)parse({"metrics", "dev"}); }), Exit::usage);
+    EXPECT_EQ(code_of([] { (void)parse({"-j", "metrics"}); }), Exit::usage);
+    EXPECT_EQ(parse({"metrics", "help"}).verb, Verb::help);
+    EXPECT_FALSE(help_text("metrics").empty());
+}
+
 // NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(ToolQdiscRequest, LayoutAndErrorMapping) {
     auto c = parse({"qdisc", "replace", "dev", "swp1", "rate", "50", "pfc", "0x08", "prio", "3",

@@ -98,8 +98,8 @@ constexpr std::string_view kQdisc =
     "                       (ignore pauses), alert (count and log only)\n"
     "  wd_restoration TIME  no pause received this long ends the storm\n"
     "                       (default 0 = twice wd_detection; wd_poll to 60000)\n"
-    "  wd_poll TIME         time between two checks, 10 to wd_detection\n"
-    "                       (default 0 = wd_detection/2)\n"
+    "  wd_poll TIME         time between two checks, 10 to wd_detection (at most\n"
+    "                       5000; default 0 = wd_detection/2)\n"
     "Queue options (every priority, or the one after 'prio P'; bytes: B, KB, KiB,\n"
     "MB, MiB, GB, GiB):\n"
     "  limit BYTES      queue size (default 1MiB)\n"
@@ -338,6 +338,7 @@ void parse_metrics(Args& args, Command& cmd) {
         else
             usage("unknown metrics argument '" + key + "' (dev, openmetrics)");
     }
+    if (cmd.json) usage("metrics has no JSON output (-j): its formats are Prometheus' own");
 }
 
 void parse_monitor(Args& args, Command& cmd) {

@@ -14,6 +14,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli.hpp"
@@ -48,8 +49,7 @@ class Monitor {
     Monitor(Client& client, const Command& cmd) : client_(client), cmd_(cmd) {
         for (auto& c : client.configs(cmd.dev)) known_[config_key(c)] = c;
         known_[""] = client.defaults();
-        for (const auto& q : qdiscs_.show(""))
-            for (const auto& p : q.prio) wd_[{q.netdev, p.id}] = p.wd;
+        if (!cmd.dev) watchdog(false);
     }
 
     // A notification of the "config" group.
@@ -76,22 +76,30 @@ class Monitor {
 
     // The PFC watchdog's storms on the pfc qdiscs of the namespace, as the
     // counters changed since the last refresh (not with `dev`: they belong
-    // to no rxecc device).
-    void watchdog() {
-        if (cmd_.dev) return;
+    // to no rxecc device); with `print` false only the baseline. A qdisc is
+    // known by its netdev's index and its handle: one added again starts
+    // from zero, as does one whose counters went down.
+    void watchdog(bool print = true) {
+        std::map<WdKey, tc_pfc_wd_stats> now;
         for (const auto& q : qdiscs_.show("")) {
             for (const auto& p : q.prio) {
-                auto& seen = wd_[{q.netdev, p.id}];
-                if (p.wd.storms > seen.storms) wd_event("wd_storm", q, p);
-                if (p.wd.restorations > seen.restorations) wd_event("wd_restored", q, p);
-                seen = p.wd;
+                const WdKey key{q.ifindex, q.handle, p.id};
+                now[key] = p.wd;
+                auto it = wd_.find(key);
+                tc_pfc_wd_stats seen{};
+                if (it != wd_.end() && it->second.storms <= p.wd.storms &&
+                    it->second.restorations <= p.wd.restorations)
+                    seen = it->second;
+                if (print && p.wd.storms > seen.storms) wd_event("wd_storm", q, p);
+                if (print && p.wd.restorations > seen.restorations) wd_event("wd_restored", q, p);
             }
         }
+        wd_ = std::move(now);
     }
 
     // The periodic view of every QP.
     void refresh() {
-        watchdog();
+        if (!cmd_.dev) watchdog();
         for (const auto& q : client_.qps(cmd_.dev)) {
             if (cmd_.json) {
                 auto j = to_json(q);
@@ -130,7 +138,8 @@ class Monitor {
     const Command& cmd_;
     std::map<std::string, Config> known_;
     QdiscClient qdiscs_;
-    std::map<std::pair<std::string, uint8_t>, tc_pfc_wd_stats> wd_;
+    using WdKey = std::tuple<uint32_t, uint32_t, uint8_t>;  // ifindex, handle, priority
+    std::map<WdKey, tc_pfc_wd_stats> wd_;
 };
 
 // Configuration changes as they are announced, QP rates every interval.

@@ -1,8 +1,9 @@
 #include "metrics.hpp"
 
-#include <array>
-#include <cstdio>
+#include <cstdint>
 #include <map>
+#include <optional>
+#include <span>
 #include <string_view>
 #include <utility>
 
@@ -47,13 +48,13 @@ class Families {
     [[nodiscard]] const std::vector<Family>& all() const { return all_; }
 
   private:
+    // v / per_unit in decimal, exactly (per_unit a power of ten).
     static std::string number(uint64_t v, uint64_t per_unit) {
         if (per_unit == 1) return std::to_string(v);
-        std::array<char, 32> buf{};
-        // NOLINTNEXTLINE(*-vararg)
-        std::snprintf(buf.data(), buf.size(), "%.9g",
-                      static_cast<double>(v) / static_cast<double>(per_unit));
-        return buf.data();
+        std::string frac = std::to_string(v % per_unit);
+        frac.insert(0, std::to_string(per_unit).size() - 1 - frac.size(), '0');
+        while (!frac.empty() && frac.back() == '0') frac.pop_back();
+        return std::to_string(v / per_unit) + (frac.empty() ? "" : "." + frac);
     }
     std::vector<Family> all_;
     std::map<std::string, size_t> index_;
@@ -63,13 +64,22 @@ bool ends_with(std::string_view s, std::string_view tail) {
     return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
 }
 
+// A metric name from a source name: what the format allows ([a-zA-Z0-9_]
+// after the prefix), the rest as '_'.
+std::string name_part(std::string_view key) {
+    std::string out(key);
+    for (char& c : out)
+        if ((c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9')) c = '_';
+    return out;
+}
+
 // A name with the unit its source key names: ..._us and ..._ns are seconds.
 Kind kind_of(const std::string& prefix, std::string_view key, Type type) {
-    Kind k{prefix + std::string(key), type, "", 1};
+    Kind k{prefix + name_part(key), type, "", 1};
     for (const auto& [tail, per] :
          {std::pair{"_us", 1000000ULL}, std::pair{"_ns", 1000000000ULL}}) {
         if (!ends_with(key, tail)) continue;
-        k.name = prefix + std::string(key.substr(0, key.size() - 3)) + "_seconds";
+        k.name = prefix + name_part(key.substr(0, key.size() - 3)) + "_seconds";
         k.unit = "seconds";
         k.per_unit = per;
     }
@@ -91,8 +101,9 @@ void add_port_counters(Families& out, const Stats& s) {
     for (const auto& c : s.counters) {
         Labels labels = dev;
         std::string key = c.name;
-        std::string help =
-            "rdma_rxecc port counter " + c.name + " (hw_counters/" + c.name + "; docs/counters.md)";
+        std::string help = "rdma_rxecc port counter " + c.name + " (hw_counters/" + c.name +
+                           (ends_with(c.name, "_us") ? ", in us there" : "") +
+                           "; docs/counters.md)";
         if (auto pp = per_prio(c.name)) {
             key = pp->first;
             labels.emplace_back("prio", pp->second);
@@ -121,7 +132,8 @@ void add_fields(Families& out, const std::string& prefix, std::span<const Field<
         if (key == "qlen") k.name = prefix + "qlen_packets";
         const uint64_t v = f.show == Show::ns_as_us ? f.get(obj) / 1000 : f.get(obj);
         out.add(k,
-                "pfc qdisc " + what + " " + std::string(key) + " (rxecc qdisc show; docs/pfc.md)",
+                "pfc qdisc " + what + " " + std::string(key) + " (rxecc qdisc show" +
+                    (k.unit == "seconds" ? ", in us there" : "") + "; docs/pfc.md)",
                 labels, v);
     }
 }
@@ -172,7 +184,7 @@ std::string render(const std::vector<Family>& families, MetricsFormat format) {
             if (!s.labels.empty()) {
                 out += "{";
                 for (size_t i = 0; i < s.labels.size(); ++i)
-                    out += (i ? "," : "") + s.labels[i].first + "=\"" +
+                    out += (i != 0 ? "," : "") + s.labels[i].first + "=\"" +
                            escape(s.labels[i].second, true) + "\"";
                 out += "}";
             }

@@ -29,7 +29,7 @@ enum class Unit {
     prio,       // a priority 0..7, or dscp (8): from the DSCP map
     speed,      // Mbit/s like mbps, or auto (0): the netdev's speed
     trust,      // dscp (0), pcp (1): enum tc_pfc_trust
-    millis,     // milliseconds: 200, 200ms, 1.5s, 500us (a whole number of ms)
+    millis,     // milliseconds: 200, 200ms, 1.5s, 2000us (a whole number of ms)
     wd_action,  // drop (0), forward (1), alert (2): enum tc_pfc_wd_action
 };
 
