@@ -84,8 +84,9 @@ for k in sys.argv[1:]:
 # them.
 declare -A WD
 wd_read() {
-	local vals k i=0
-	mapfile -t vals < <(wd "$@")
+	local out vals k i=0
+	out=$(wd "$@") || return 1
+	mapfile -t vals <<<"$out"
 	[ ${#vals[@]} -eq $# ] || { echo "wd_read: no values for $*"; return 1; }
 	WD=()
 	for k in "$@"; do
