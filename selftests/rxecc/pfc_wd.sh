@@ -148,18 +148,24 @@ wd_set() {
 		"$T" -n "$SW" qdisc add dev sw0 pfc 0x08 link 10mbit "$@"
 }
 
+# storm_pings PINGS INJECT_ARGS...: the host's address known before the
+# pause (ARP is priority 0), a storm started (storm_start's ARGS), then PINGS
+# pings into it; GOT: how many were answered.
+storm_pings() {
+	local n=$1
+	shift
+	[ "$(pings 1)" = 1 ] || { echo "no reply before the storm"; return 1; }
+	storm_start "$@" || { echo "the port was never paused"; return 1; }
+	GOT=$(pings "$n")
+	echo "replies during the storm: $GOT"
+}
+
 # Each mode: a storm of 4 to 6 s; its pings go into the storm once the port
 # is paused.
 wd_off() {
-	local got
-	wd_set wd_detection 0 || return 1
-	# the host's address known before the pause (ARP is priority 0)
-	[ "$(pings 1)" = 1 ] || { echo "no reply before the storm"; return 1; }
-	storm_start --duration 4 || { echo "the port was never paused"; return 1; }
-	got=$(pings 5)
-	echo "replies during the storm: $got"
+	wd_set wd_detection 0 && storm_pings 5 --duration 4 || return 1
 	wd_read qlen wd_storms wd_drops || return 1
-	[ "$got" = 0 ] && [ "${WD[qlen]}" -ge 5 ] && [ "${WD[wd_storms]}" -eq 0 ] &&
+	[ "$GOT" = 0 ] && [ "${WD[qlen]}" -ge 5 ] && [ "${WD[wd_storms]}" -eq 0 ] &&
 		[ "${WD[wd_drops]}" -eq 0 ] || return 1
 	storm_wait
 	# the XON at its end releases the queue
@@ -168,9 +174,8 @@ wd_off() {
 ktap_result "watchdog off: a PFC storm holds priority 3's queue for its whole length, nothing is detected" wd_off
 
 wd_drop() {
-	local got log
+	local log
 	wd_set wd_detection 100 wd_restoration 300 wd_action drop || return 1
-	[ "$(pings 1)" = 1 ] || { echo "no reply before the storm"; return 1; }
 	log=$(dmesg | wc -l)
 	# (count: it ends by itself within a minute whatever happens here)
 	"$T" -n "$SW" -j monitor interval 0.2 count 300 >"$LOGDIR/wd-monitor.json" &
@@ -178,12 +183,10 @@ wd_drop() {
 	wait_for "$(scaled_time 10)" grep -q subscribed "$LOGDIR/wd-monitor.json" || return 1
 	# (ping sends a request again, later, when the qdisc drops it: the
 	# storm lasts long enough for three)
-	storm_start --duration 6 --no-xon || { echo "the port was never paused"; return 1; }
-	got=$(pings 3)
-	echo "replies during the storm: $got"
+	storm_pings 3 --duration 6 --no-xon || return 1
 	wd_read wd_storm wd_storms wd_drops wd_pause_ignored qlen || return 1
 	[ "${WD[wd_storms]}" -eq 1 ] && [ "${WD[wd_storm]}" -eq 1 ] && [ "${WD[qlen]}" -eq 0 ] &&
-		[ "${WD[wd_drops]}" -ge 3 ] && [ "${WD[wd_pause_ignored]}" -gt 0 ] && [ "$got" = 0 ] ||
+		[ "${WD[wd_drops]}" -ge 3 ] && [ "${WD[wd_pause_ignored]}" -gt 0 ] && [ "$GOT" = 0 ] ||
 		return 1
 	dmesg | tail -n +$((log + 1)) | grep "sw0: sch_pfc: PFC storm on priority 3 .*action drop" ||
 		{ echo "no storm in the kernel log"; return 1; }
@@ -222,15 +225,10 @@ wd_drop() {
 ktap_result "watchdog drop: a storm detected, the queue's packets and new ones dropped, pauses ignored; restored after the restoration time, then pauses honoured; rxecc monitor reports both, rxecc metrics counts them" wd_drop
 
 wd_forward() {
-	local got
-	wd_set wd_detection 100 wd_action forward || return 1
-	[ "$(pings 1)" = 1 ] || { echo "no reply before the storm"; return 1; }
-	storm_start --duration 4 || { echo "the port was never paused"; return 1; }
-	got=$(pings 5)
-	echo "replies during the storm: $got"
+	wd_set wd_detection 100 wd_action forward && storm_pings 5 --duration 4 || return 1
 	wd_read wd_storm wd_storms wd_drops wd_pause_ignored drops || return 1
 	# the first pings wait for the detection, none is lost
-	[ "$got" = 5 ] && [ "${WD[wd_storms]}" -eq 1 ] && [ "${WD[wd_storm]}" -eq 1 ] &&
+	[ "$GOT" = 5 ] && [ "${WD[wd_storms]}" -eq 1 ] && [ "${WD[wd_storm]}" -eq 1 ] &&
 		[ "${WD[wd_drops]}" -eq 0 ] && [ "${WD[wd_pause_ignored]}" -gt 0 ] &&
 		[ "${WD[drops]}" -eq 0 ] || return 1
 	storm_wait
@@ -239,15 +237,12 @@ wd_forward() {
 ktap_result "watchdog forward: a storm detected, pauses ignored, every packet delivered during it" wd_forward
 
 wd_alert() {
-	local got log
+	local log
 	wd_set wd_detection 100 wd_action alert || return 1
-	[ "$(pings 1)" = 1 ] || { echo "no reply before the storm"; return 1; }
 	log=$(dmesg | wc -l)
-	storm_start --duration 4 || { echo "the port was never paused"; return 1; }
-	got=$(pings 5)
-	echo "replies during the storm: $got"
+	storm_pings 5 --duration 4 || return 1
 	wd_read wd_storm wd_storms wd_drops wd_pause_ignored qlen || return 1
-	[ "$got" = 0 ] && [ "${WD[wd_storms]}" -eq 1 ] && [ "${WD[wd_storm]}" -eq 1 ] &&
+	[ "$GOT" = 0 ] && [ "${WD[wd_storms]}" -eq 1 ] && [ "${WD[wd_storm]}" -eq 1 ] &&
 		[ "${WD[qlen]}" -ge 5 ] && [ "${WD[wd_drops]}" -eq 0 ] &&
 		[ "${WD[wd_pause_ignored]}" -eq 0 ] || return 1
 	dmesg | tail -n +$((log + 1)) | grep -q "sw0: sch_pfc: PFC storm on priority 3 .*action alert" ||
