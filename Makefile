@@ -4,14 +4,15 @@
 #   make            derive the rxe sources, build rdma_rxecc.ko and the userspace side
 #   make check      deps + build + host unit tests + static checks + guest selftests; ends with
 #                   'N passed, N failed'. The static checks (ci/lint.sh, before the guests): W=1 +
-#                   sparse build, checkpatch --strict on own files and patches, clang-format, clang-tidy
+#                   sparse build, checkpatch --strict on own files and patches, clang-format,
+#                   shellcheck, pyflakes; clang-tidy is make lint's (.ci/run runs it after check)
 #   make demo       the congestion lab: a 3:1 incast in four modes, table, plots, checks (docs/lab.md;
 #                   SCENARIO=FILE, RUNS=N repeats it and reports the spread, CHECK=1 exits 3 on an
 #                   unmet one)
 #   make bench      rdma_rxecc against stock rdma_rxe in one guest boot (ratios, JSON)
 #   make soak       the congestion workload for SOAK_TIME s (default 600), reports what grew (not in check)
 #   make lint       W=1 + sparse build, checkpatch, clang-format, clang-tidy, shellcheck,
-#                   pyflakes (also in check)
+#                   pyflakes (all but clang-tidy also in check)
 #   make kernel-debug   the debug guest kernel (KASAN, UBSAN, lockdep, kmemleak, fault
 #                   injection), cached outside the repo (RXECC_CACHE, default ~/.cache/rxecc)
 #   make check-debug    the guest selftests on it, failing on any report (not in check)

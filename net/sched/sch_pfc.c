@@ -30,7 +30,8 @@
  * arrives for it and ignores received pauses (drop), only ignores them
  * (forward: the queue sends as a lossy one), or only counts and logs
  * (alert). The storm ends when no XOFF for the priority has arrived for the
- * restoration time.
+ * restoration time (with alert, whose queue still honours pauses, and no
+ * pause holds it).
  */
 #include <linux/hrtimer.h>
 #include <linux/ip.h>

@@ -131,7 +131,12 @@ storm_start() {
 	touch "$GO"
 	wait_for "$(scaled_time 30)" wd_is pause_rx -gt "$before"
 }
-storm_wait() { wait "$STORM"; }
+storm_wait() {
+	local rc=0
+	wait "$STORM" || rc=$?
+	STORM=''
+	return "$rc"
+}
 
 # pings N: send N echo requests of priority 3 to the host, 0.1 s apart;
 # prints how many replies came within 1 s of the last.
