@@ -9,8 +9,15 @@
 #                                   (default sw), 10.0.I.1/24 and fd00:0:0:I::1/64 (gateway
 #                                   .254 / ::fe), an rdma device named hI of link TYPE
 #                                   (default rxecc)
-#   fabric_uplink A B               a link between switches A and B (ports to-B in A, to-A
-#                                   in B) and routes for every host, after the hosts
+#   fabric_link A B                 a link between switches A and B (ports to-B in A, to-A
+#                                   in B), no route over it
+#   fabric_route S I NEXT           switch S routes host I's subnets to switch NEXT
+#   fabric_uplink A B               fabric_link, and routes for the hosts of each switch
+#                                   over it (after the hosts)
+#   fabric_ring S1 S2 ... Sn        the switches in a ring, every host routed one way
+#                                   round it (after the hosts)
+#   fabric_qdisc_sampler [INTERVAL] every pfc qdisc of every switch, sampled every INTERVAL s
+#                                   (default 0.1) until SIGTERM (pfc_sampler.py)
 #   fabric_mtu I MTU                the MTU of host I's link (both ends)
 #   fabric_shape I RATE [LIMIT]     tbf at the switch port towards host I (e.g. 100mbit):
 #                                   that port becomes a bottleneck
@@ -151,30 +158,72 @@ fabric_add_host() {
 		wait_gid "$(fabric_dev "$i")" "$(fabric_ip6 "$i")" >/dev/null
 }
 
-# fabric_uplink A B: switches A and B linked by to-B (in A, 10.255.N.1/30,
-# fd00:ff:N::1/64) and to-A (in B, .2 / ::2); each routes the subnets of
-# the other's hosts over it.
-fabric_uplink() {
-	local a=$1 b=$2 n=$((${#FABRIC_SWITCHES[@]} + ${FABRIC_UPLINKS:-0})) i
+# fabric_link A B: switches A and B linked by to-B (in A, 10.255.N.1/30,
+# fd00:ff:N::1/64) and to-A (in B, .2 / ::2), with no route over it yet.
+# FABRIC_NEXT[A:B] / FABRIC_NEXT6[A:B]: B's addresses on it (A's next hop).
+declare -A FABRIC_NEXT FABRIC_NEXT6
+fabric_link() {
+	local a=$1 b=$2 n=$((${#FABRIC_SWITCHES[@]} + ${FABRIC_UPLINKS:-0}))
 	FABRIC_UPLINKS=$((${FABRIC_UPLINKS:-0} + 1))
 	ip link add "to-$b" netns "$(fabric_sw_ns "$a")" type veth peer name "to-$a" \
 		netns "$(fabric_sw_ns "$b")" || return 1
-	fabric_sw_in "$a" ip addr add "10.255.$n.1/30" dev "to-$b"
-	fabric_sw_in "$b" ip addr add "10.255.$n.2/30" dev "to-$a"
-	fabric_sw_in "$a" ip addr add "fd00:ff:$n::1/64" dev "to-$b" nodad
-	fabric_sw_in "$b" ip addr add "fd00:ff:$n::2/64" dev "to-$a" nodad
-	fabric_sw_in "$a" ip link set "to-$b" up
-	fabric_sw_in "$b" ip link set "to-$a" up
+	ip -n "$(fabric_sw_ns "$a")" -batch - <<-EOF || return 1
+		addr add 10.255.$n.1/30 dev to-$b
+		addr add fd00:ff:$n::1/64 dev to-$b nodad
+		link set to-$b up
+	EOF
+	ip -n "$(fabric_sw_ns "$b")" -batch - <<-EOF || return 1
+		addr add 10.255.$n.2/30 dev to-$a
+		addr add fd00:ff:$n::2/64 dev to-$a nodad
+		link set to-$a up
+	EOF
 	fabric_sw_in "$a" sh -c "echo 1 > /sys/class/net/to-$b/queues/rx-0/rps_cpus"
 	fabric_sw_in "$b" sh -c "echo 1 > /sys/class/net/to-$a/queues/rx-0/rps_cpus"
+	FABRIC_NEXT[$a:$b]=10.255.$n.2 FABRIC_NEXT6[$a:$b]=fd00:ff:$n::2
+	FABRIC_NEXT[$b:$a]=10.255.$n.1 FABRIC_NEXT6[$b:$a]=fd00:ff:$n::1
+}
+
+# fabric_route S I NEXT: switch S sends host I's subnets to switch NEXT, over
+# their link.
+fabric_route() {
+	local s=$1 i=$2 next=$3
+	[ -n "${FABRIC_NEXT[$s:$next]:-}" ] || { echo "fabric_route: no link $s-$next" >&2; return 1; }
+	fabric_sw_in "$s" ip route replace "10.0.$i.0/24" via "${FABRIC_NEXT[$s:$next]}" &&
+		fabric_sw_in "$s" ip -6 route replace "fd00:0:0:$i::/64" via "${FABRIC_NEXT6[$s:$next]}"
+}
+
+# fabric_uplink A B: fabric_link A B, and each switch routes the subnets of
+# the other's hosts over it (call it after adding the hosts).
+fabric_uplink() {
+	local a=$1 b=$2 i
+	fabric_link "$a" "$b" || return 1
 	for i in "${FABRIC_HOSTS[@]}"; do
 		if [ "${FABRIC_SWITCH_OF[$i]}" = "$b" ]; then
-			fabric_sw_in "$a" ip route add "10.0.$i.0/24" via "10.255.$n.2" || return 1
-			fabric_sw_in "$a" ip -6 route add "fd00:0:0:$i::/64" via "fd00:ff:$n::2" || return 1
+			fabric_route "$a" "$i" "$b" || return 1
 		elif [ "${FABRIC_SWITCH_OF[$i]}" = "$a" ]; then
-			fabric_sw_in "$b" ip route add "10.0.$i.0/24" via "10.255.$n.1" || return 1
-			fabric_sw_in "$b" ip -6 route add "fd00:0:0:$i::/64" via "fd00:ff:$n::1" || return 1
+			fabric_route "$b" "$i" "$a" || return 1
 		fi
+	done
+}
+
+# fabric_ring S1 S2 ... Sn: the switches linked in a ring (S1-S2, ...,
+# Sn-S1), and every switch routes every host it does not own to the next
+# switch of the ring, one way round: traffic between any two hosts goes
+# S1 -> S2 -> ... -> Sn -> S1, so a flow to a host k switches on crosses k-1
+# links, and the ring's links form a cycle of buffer dependencies (what a PFC
+# deadlock needs; Hu et al., HotNets 2016). Call it after adding the hosts.
+fabric_ring() {
+	local n=$# k s next i
+	[ "$n" -ge 3 ] || { echo "fabric_ring: three switches or more" >&2; return 1; }
+	local sws=("$@")
+	for ((k = 0; k < n; k++)); do
+		fabric_link "${sws[k]}" "${sws[(k + 1) % n]}" || return 1
+	done
+	for ((k = 0; k < n; k++)); do
+		s=${sws[k]} next=${sws[(k + 1) % n]}
+		for i in "${FABRIC_HOSTS[@]}"; do
+			[ "${FABRIC_SWITCH_OF[$i]}" = "$s" ] || fabric_route "$s" "$i" "$next" || return 1
+		done
 	done
 }
 
@@ -253,6 +302,15 @@ fabric_backlog_sampler() {
 		_ "swp$1" "$prog"
 }
 
+# fabric_qdisc_sampler [INTERVAL]: every pfc qdisc of every switch, sampled
+# every INTERVAL seconds (default 0.1) by one process (pfc_sampler.py) until
+# it gets SIGTERM: a line "TIME SWITCH JSON" per switch and sample.
+fabric_qdisc_sampler() {
+	local s specs=()
+	for s in "${FABRIC_SWITCHES[@]}"; do specs+=("$s=$(fabric_sw_ns "$s")"); done
+	python3 "$RXECC_TOP/selftests/rxecc/pfc_sampler.py" --interval "${1:-0.1}" "${specs[@]}"
+}
+
 fabric_destroy() {
 	local i
 	for i in "${FABRIC_HOSTS[@]}"; do
@@ -263,5 +321,6 @@ fabric_destroy() {
 	for i in "${FABRIC_SWITCHES[@]}"; do ip netns del "$(fabric_sw_ns "$i")" 2>/dev/null; done
 	FABRIC_SWITCHES=()
 	FABRIC_UPLINKS=0
+	FABRIC_NEXT=() FABRIC_NEXT6=()
 	return 0
 }
