@@ -4,10 +4,13 @@
 # write to one receiver through a switch port that is the bottleneck, and a
 # probe host measures latency through the same port; the same workload runs
 # in each mode of the scenario (default ci/lab/incast.conf: no PFC/no DCQCN,
-# PFC only, DCQCN only, DCQCN + PFC). Prints the table and writes
+# PFC only, DCQCN only, DCQCN + PFC). The scenarios of PFC gone wrong
+# (SCENARIO=deadlock, victim or pfc-storm: a ring of switches, two switches,
+# a host whose receive path stalls) run ci/guest/lab_fabric.sh instead. Prints the table and writes
 # OUT/lab/report.{md,json} and the plots (OUT/lab/*.png).
 #   ci/demo.sh [OUT]
-# Environment (make demo VAR=...): SCENARIO (a scenario file), SENDERS, RATE,
+# Environment (make demo VAR=...): SCENARIO (a scenario file, or the name of
+# one in ci/lab: incast, convergence, deadlock, victim, pfc-storm), SENDERS, RATE,
 # DURATION, PROFILE, MODES, and LAB_<KEY> for any other scenario key
 # (LAB_XOFF=32KiB); RUNS=N boots N times, each run's report in
 # OUT/lab/run-K and the spread over them in OUT/lab/spread.md; CHECK=1 exits
@@ -16,6 +19,8 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$(realpath -m "${1:-$top/out}")/lab
 scenario=${SCENARIO:-$top/ci/lab/incast.conf}
+# a bare name is one of the lab's own scenarios: SCENARIO=deadlock
+[[ $scenario == */* || -f $scenario ]] || scenario=$top/ci/lab/$scenario.conf
 run=$top/build/vm/runs/demo/g0
 work=$top/build/lab
 mkdir -p "$work"
@@ -35,6 +40,9 @@ command -v gnuplot >/dev/null || { echo "demo: gnuplot is not installed (make de
 
 modes=$(python3 -c 'import json,sys; print(" ".join(m["name"] for m in json.load(open(sys.argv[1]))["modes"]))' \
 	"$work/scenario.json")
+topology=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["topology"])' "$work/scenario.json")
+guest=$top/ci/guest/lab.sh
+[ "$topology" = incast ] || guest=$top/ci/guest/lab_fabric.sh
 runs=${RUNS:-1}
 [[ $runs =~ ^[1-9][0-9]?$ ]] || { echo "demo: RUNS '$runs': a number of runs from 1 to 99" >&2; exit 2; }
 echo "demo: booting one guest (QEMU TCG, 2 vCPUs); modes: $modes; scenario $scenario${overrides[*]:+ (${overrides[*]})}"
@@ -46,7 +54,7 @@ mkdir -p "$out"
 one_run() {
 	local dir=$1 pid rc start=$SECONDS
 	rm -f "$run/output.txt"		# not the last run's progress
-	"$top/ci/vm.sh" --name demo --smp 2 --timeout 900 --quiet -- "$top/ci/guest/lab.sh" "$work/scenario.sh" &
+	"$top/ci/vm.sh" --name demo --smp 2 --timeout 900 --quiet -- "$guest" "$work/scenario.sh" &
 	pid=$!
 	# Progress: the guest's "lab:" lines as they come.
 	tail -n +1 -F --pid=$pid "$run/output.txt" 2>/dev/null | grep --line-buffered '^lab:' &

@@ -96,7 +96,8 @@ mode_set() {
 	# shellcheck disable=SC2086
 	fabric_sw "$T" qdisc add dev swp1 rate "$RATE" pfc "$pfc" link "$LINK" \
 		limit "$BUFFER" xoff "$XOFF" xon "$XON" headroom "$HEADROOM" \
-		kmin "$KMIN" kmax "$KMAX" pmax "$PMAX" || return 1
+		kmin "$KMIN" kmax "$KMAX" pmax "$PMAX" \
+		wd_detection "${M_WD[$m]}" wd_action "${M_WD_ACTION[$m]}" || return 1
 	local prof=(profile "${M_PROFILE[$m]}") qlimit=0
 	[ "$SCALE" = 1 ] && [ "${M_PROFILE[$m]}" != lab ] && prof+=(scale "$LINK" speedup "$SPEEDUP")
 	[ "$SHAPE_HOSTS" = 1 ] && qlimit=16KiB
@@ -106,7 +107,8 @@ mode_set() {
 	else
 		fabric_dcqcn_all set rp_enable none np_enable none || return 1
 	fi
-	fabric_dcqcn_all set pfc_enable "$mask" link_speed "$LINK" tx_qlimit "$qlimit" || return 1
+	fabric_dcqcn_all set pfc_enable "$mask" link_speed "$LINK" tx_qlimit "$qlimit" \
+		device_stall_critical_watermark "${M_STALL[$m]}" || return 1
 	if [ -n "${M_SET[$m]}" ]; then
 		# shellcheck disable=SC2086
 		fabric_dcqcn_all set ${M_SET[$m]} || return 1

@@ -109,6 +109,36 @@ def parse_profile(v):
     return v
 
 
+TOPOLOGIES = ("incast", "ring", "victim", "storm")
+
+
+def parse_topology(v):
+    if v not in TOPOLOGIES:
+        raise ScenarioError(f"'{v}' is not a topology ({', '.join(TOPOLOGIES)})")
+    return v
+
+
+def parse_ms(lo, hi):
+    """Milliseconds: 0 (off) or lo..hi."""
+    def check(v):
+        if not re.fullmatch(r"[0-9]+", v) or not (int(v) == 0 or lo <= int(v) <= hi):
+            raise ScenarioError(f"'{v}' is not 0 or a number of ms in {lo}..{hi}")
+        return int(v)
+    return check
+
+
+def parse_wd_action(v):
+    if v not in ("drop", "forward", "alert"):
+        raise ScenarioError(f"'{v}' is not a watchdog action (drop, forward, alert)")
+    return v
+
+
+def parse_wd_ports(v):
+    if v not in ("bottleneck", "all"):
+        raise ScenarioError(f"'{v}' is not bottleneck or all")
+    return v
+
+
 def parse_modes(v):
     names = v.split()
     if not names:
@@ -146,9 +176,20 @@ KEYS = {
                 "them leaving, in reverse order; 0: all together"),
     "qp_timeout": (parse_int(1, 31), "18", "QP ACK timeout exponent (perftest -u, rxecc-verbs --ack-timeout)"),
     "modes": (parse_modes, "baseline pfc dcqcn dcqcn+pfc", "modes, in order"),
+    "topology": (parse_topology, "incast", "incast (the default), ring (PFC deadlock), victim (two "
+                 "switches, head-of-line blocking), storm (a host's receive path stalls)"),
+    "stall_at": (parse_int(0, 60), "4", "storm: seconds into the load when h1's receive path stalls"),
+    "stall_release": (parse_int(1, 1000), "10", "storm: ms between the packets the stalled receive "
+                      "path lets through"),
+    "pfc_rx_xoff": (parse_ms(1, 10000), "20", "storm: h1 pauses its switch port when a packet waited "
+                    "this long (ms)"),
 }
 MODE_KEYS = {"pfc": parse_bool, "dcqcn": parse_bool, "profile": parse_profile,
-             "label": str}
+             "label": str, "watchdog": parse_ms(10, 5000), "watchdog_action": parse_wd_action,
+             "watchdog_ports": parse_wd_ports, "stall_watermark": parse_ms(80, 8000)}
+# what a mode has when its section does not say
+MODE_DEFAULTS = {"watchdog": 0, "watchdog_action": "drop", "watchdog_ports": "bottleneck",
+                 "stall_watermark": 0}
 
 
 def parse_dcqcn_key(key, value):
@@ -162,6 +203,7 @@ def parse_dcqcn_key(key, value):
 
 def read_scenario(path, overrides):
     raw = {k: v[1] for k, v in KEYS.items()}
+    given = set()
     dcqcn = []
     modes = {}
     section = None
@@ -191,12 +233,13 @@ def read_scenario(path, overrides):
                     parse_dcqcn_key(key, value))
             elif section is not None:
                 if key not in MODE_KEYS:
-                    raise ScenarioError(f"unknown mode key '{key}' (pfc, dcqcn, profile, "
-                                        "label, dcqcn.NAME)")
+                    raise ScenarioError(f"unknown mode key '{key}' ({', '.join(MODE_KEYS)}, "
+                                        "dcqcn.NAME)")
                 section[key] = MODE_KEYS[key](value)
             elif key in KEYS:
                 KEYS[key][0](value)
                 raw[key] = value
+                given.add(key)
             else:
                 raise ScenarioError(f"unknown key '{key}'")
         except ScenarioError as e:
@@ -213,10 +256,18 @@ def read_scenario(path, overrides):
                                 f"({', '.join(BUILTIN_MODES)}) nor a [mode {name}] section")
         mode.update({k: v for k, v in modes.get(name, {}).items() if k != "dcqcn_set"})
         mode.setdefault("profile", sc["profile"])
+        for k, v in MODE_DEFAULTS.items():
+            mode.setdefault(k, v)
         mode["dcqcn_set"] = dcqcn + modes.get(name, {}).get("dcqcn_set", [])
         mode["name"] = name
         resolved.append(mode)
     sc["modes"] = resolved
+    if sc["topology"] != "incast" and (sc["stagger"] or "senders" in given):
+        raise ScenarioError(f"{path or 'scenario'}: senders and stagger are the incast's; the "
+                            f"{sc['topology']} topology has its own flows (docs/lab.md)")
+    if sc["topology"] == "storm" and sc["stall_at"] >= sc["duration"]:
+        raise ScenarioError(f"{path or 'scenario'}: stall_at {sc['stall_at']} is not within the "
+                            f"duration of {sc['duration']} s")
     if 0 < sc["stagger"] < SETTLE_S + 2 * AGREE_BIN_S:
         raise ScenarioError(f"{path or 'scenario'}: stagger {sc['stagger']} leaves no step to measure: "
                             f"0 or at least {SETTLE_S + 2 * AGREE_BIN_S:g} s")
@@ -252,13 +303,18 @@ def write_shell(sc, path):
            f"PMAX={sc['pmax']}", f"LINK={sc['link']}mbit", f"QP_TIMEOUT={sc['qp_timeout']}",
            f"SHAPE_HOSTS={int(sc['shape_hosts'])}", f"SCALE={int(sc['scale'])}",
            f"SPEEDUP={sc['speedup']}", f"STAGGER={sc['stagger']}",
+           f"TOPOLOGY={sc['topology']}", f"STALL_AT={sc['stall_at']}",
+           f"STALL_RELEASE={sc['stall_release']}", f"PFC_RX_XOFF={sc['pfc_rx_xoff']}",
            "MODES=(" + " ".join(q(m["name"]) for m in sc["modes"]) + ")",
-           "declare -A M_PFC M_DCQCN M_PROFILE M_SET"]
+           "declare -A M_PFC M_DCQCN M_PROFILE M_SET M_WD M_WD_ACTION M_WD_PORTS M_STALL"]
     for m in sc["modes"]:
         n = q(m["name"])
         sets = " ".join(f"{k} {v}" for k, v in m["dcqcn_set"])
         out += [f"M_PFC[{n}]={int(m['pfc'])}", f"M_DCQCN[{n}]={int(m['dcqcn'])}",
-                f"M_PROFILE[{n}]={q(m['profile'])}", f"M_SET[{n}]={q(sets)}"]
+                f"M_PROFILE[{n}]={q(m['profile'])}", f"M_SET[{n}]={q(sets)}",
+                f"M_WD[{n}]={m['watchdog']}", f"M_WD_ACTION[{n}]={q(m['watchdog_action'])}",
+                f"M_WD_PORTS[{n}]={q(m['watchdog_ports'])}",
+                f"M_STALL[{n}]={m['stall_watermark']}"]
     with open(path, "w", encoding="utf-8") as f:
         f.write("# written by ci/lab/lab.py from the scenario\n" + "\n".join(out) + "\n")
 
@@ -1130,6 +1186,9 @@ def describe(sc):
 def report(raw, scenario_json, outdir):
     sc = json.loads(read_text(scenario_json))
     os.makedirs(outdir, exist_ok=True)
+    if sc.get("topology", "incast") != "incast":
+        import pathology  # pylint: disable=import-outside-toplevel
+        return pathology.report(raw, sc, outdir)
     results, samples = [], {}
     for mode in sc["modes"]:
         r, s = analyse(raw, sc, mode)

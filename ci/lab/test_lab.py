@@ -128,6 +128,142 @@ class Scenario(unittest.TestCase):
         self.assertEqual(out, "dcqcn+pfc mine|1|1|rp_min_rate 10|25mbit|24KiB|1|1|16")
 
 
+class Pathology(unittest.TestCase):
+    """The scenarios of PFC gone wrong: their keys, and a report from
+    synthetic samples (pfc_sampler.py's format) whose figures are known."""
+
+    def test_the_lab_scenarios_read(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        for name, topo in (("deadlock", "ring"), ("victim", "victim"), ("pfc-storm", "storm")):
+            sc = lab.read_scenario(os.path.join(here, f"{name}.conf"), [])
+            self.assertEqual(sc["topology"], topo)
+        sc = lab.read_scenario(os.path.join(here, "pfc-storm.conf"), [])
+        by = {m["name"]: m for m in sc["modes"]}
+        self.assertEqual((by["prevention"]["stall_watermark"], by["prevention"]["watchdog"]), (500, 0))
+        self.assertEqual((by["watchdog"]["watchdog"], by["watchdog"]["watchdog_action"]), (200, "drop"))
+        self.assertEqual(by["pfc"]["watchdog"], 0)
+
+    def test_bad_pathology_keys(self):
+        cases = [("topology = mesh\n", "'mesh' is not a topology"),
+                 ("topology = ring\nsenders = 2\n", "senders and stagger are the incast's"),
+                 ("topology = storm\nduration = 5\nstall_at = 5\n", "stall_at 5 is not within"),
+                 ("modes = m\n[mode m]\nwatchdog = 5\n", "'5' is not 0 or a number of ms in 10..5000"),
+                 ("modes = m\n[mode m]\nstall_watermark = 79\n", "in 80..8000"),
+                 ("modes = m\n[mode m]\nwatchdog_action = shout\n", "not a watchdog action")]
+        for text, want in cases:
+            with self.subTest(text=text), self.assertRaises(lab.ScenarioError) as e:
+                scenario(text)
+            self.assertIn(want, str(e.exception))
+
+    def test_the_shell_file_has_the_mode_protections(self):
+        sc = scenario("topology = storm\nmodes = w\n[mode w]\npfc = on\nwatchdog = 300\n"
+                      "watchdog_action = forward\nstall_watermark = 100\n")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "s.sh")
+            lab.write_shell(sc, path)
+            out = subprocess.run(
+                ["bash", "-c", f'source {path} && echo "$TOPOLOGY|$STALL_AT|${{M_WD[w]}}|'
+                 f'${{M_WD_ACTION[w]}}|${{M_STALL[w]}}|$PFC_RX_XOFF"'],
+                capture_output=True, text=True, check=True).stdout.strip()
+        self.assertEqual(out, "storm|4|300|forward|100|20")
+
+    @staticmethod
+    def samples(path, t0, n, ports, hosts):
+        """n samples 0.1 s apart from t0; ports: {SW:DEV: fn(k) -> priority
+        3's values}, hosts: {hI: fn(k) -> counters}."""
+        with open(path, "w", encoding="utf-8") as f:
+            for k in range(n):
+                t = t0 + k * 0.1
+                by_sw = {}
+                for name, fn in ports.items():
+                    sw, dev = name.split(":")
+                    p3 = {key: 0 for key in ("tx_packets", "tx_bytes", "qlen", "backlog", "drops",
+                                             "ecn_marked", "pause_tx", "xon_tx", "pause_rx",
+                                             "wd_storms", "wd_drops")}
+                    p3.update(fn(k))
+                    by_sw.setdefault(sw, []).append(
+                        {"netdev": dev, "handle": 1, "prio": [{} if i != 3 else p3 for i in range(8)]})
+                for sw, qd in by_sw.items():
+                    f.write(f"{t:.6f} {sw} {json.dumps(qd)}\n")
+                for h, fn in hosts.items():
+                    f.write(f"{t:.6f} hw:{h} {json.dumps(fn(k))}\n")
+
+    def storm_run(self, raw, mode, victim_after, h1_pauses, storms=0, wd=0):
+        """The victim sends 2.5 KB per 100 ms (0.2 Mbit/s) until the stall
+        at 3.0 s, then victim_after KB per 100 ms."""
+        d = os.path.join(raw, mode)
+        os.makedirs(d)
+        for name, v in (("load-start", 100.0), ("load-done", 106.0), ("stall-start", 103.0)):
+            with open(os.path.join(d, name), "w", encoding="utf-8") as f:
+                f.write(f"{v}\n")
+
+        def victim(k):
+            before = min(k, 30) * 2500
+            return {"tx_bytes": before + max(0, k - 30) * victim_after * 1000, "tx_packets": k}
+
+        self.samples(os.path.join(d, "samples"), 100.0, 61,
+                     {"sw2:swp1": lambda k: {"tx_bytes": min(k, 30) * 2500, "pause_rx": max(0, k - 30),
+                                             "wd_storms": wd if k > 35 else 0},
+                      "sw2:swp4": victim,
+                      "sw:to-sw2": lambda k: {"pause_rx": max(0, k - 31)}},
+                     {"h1": lambda k: {"tx_prio3_pause": h1_pauses if k > 31 else 0, "rx_prio3_pause": 0,
+                                       "np_cnp_sent": 0, "tx_pause_storm_error_events":
+                                       storms if k > 40 else 0}})
+
+    def test_storm_report(self):
+        sc = scenario("topology = storm\nduration = 6\nstall_at = 3\nmodes = pfc prev wd\n"
+                      "[mode prev]\npfc = on\nstall_watermark = 500\n"
+                      "[mode wd]\npfc = on\nwatchdog = 200\n")
+        with tempfile.TemporaryDirectory() as d:
+            raw = os.path.join(d, "raw")
+            self.storm_run(raw, "pfc", 0, 40)
+            self.storm_run(raw, "prev", 2.5, 40, storms=2)
+            self.storm_run(raw, "wd", 0.5, 40, wd=1)	# recovers to 20 %: not enough
+            scj = os.path.join(d, "sc.json")
+            with open(scj, "w", encoding="utf-8") as f:
+                json.dump(sc, f)
+            rep = quiet_report(raw, scj, os.path.join(d, "out"))
+            by = {m["name"]: m for m in rep["modes"]}
+            self.assertAlmostEqual(by["pfc"]["victims_before_mbps"], 0.2, places=2)
+            self.assertEqual(by["pfc"]["victims_after_mbps"], 0.0)
+            self.assertAlmostEqual(by["prev"]["victims_after_mbps"], 0.2, places=2)
+            self.assertEqual(by["prev"]["stall_storm_events"], 2)
+            self.assertEqual(by["pfc"]["stalled_host_pfc_sent"], 40)
+            # swp1 received 30 (one per sample after the stall), the uplink 29
+            self.assertEqual(by["pfc"]["totals"]["pfc_received"], 30 + 29)
+            met = {c["check"].split(":")[0]: c["met"] for c in rep["checks"]}
+            self.assertEqual(met, {"PFC only": True, "prev": True, "wd": False})
+            for p in rep["plots"]:
+                self.assertTrue(os.path.getsize(os.path.join(d, "out", p)) > 1000)
+            with open(os.path.join(d, "out", "timeline-pfc.tsv"), encoding="utf-8") as f:
+                rows = [r.split("\t") for r in f.read().splitlines()[1:]]
+            self.assertEqual(len(rows), 60)
+            with open(os.path.join(d, "out", "report.md"), encoding="utf-8") as f:
+                self.assertIn("The operator's view, per second", f.read())
+
+    def test_ring_report_finds_the_freeze(self):
+        sc = scenario("topology = ring\nduration = 6\nmodes = pfc\n")
+        ring = ["sw:to-sw2", "sw2:to-sw3", "sw3:to-sw4", "sw4:to-sw"]
+        with tempfile.TemporaryDirectory() as d:
+            raw = os.path.join(d, "raw")
+            os.makedirs(os.path.join(raw, "pfc"))
+            for name, v in (("load-start", 50.0), ("load-done", 56.0)):
+                with open(os.path.join(raw, "pfc", name), "w", encoding="utf-8") as f:
+                    f.write(f"{v}\n")
+            # every ring port sends until 1.0 s, then holds 5 packets and sends nothing
+            ports = {p: (lambda k: {"tx_packets": min(k, 10), "qlen": 5 if k >= 10 else 1,
+                                    "tx_bytes": min(k, 10) * 1000}) for p in ring}
+            ports["sw3:swp3"] = lambda k: {"tx_bytes": min(k, 10) * 1000}
+            self.samples(os.path.join(raw, "pfc", "samples"), 50.0, 61, ports, {})
+            scj = os.path.join(d, "sc.json")
+            with open(scj, "w", encoding="utf-8") as f:
+                json.dump(sc, f)
+            rep = quiet_report(raw, scj, os.path.join(d, "out"))
+            r = rep["modes"][0]
+            self.assertAlmostEqual(r["longest_frozen_s"], 5.0, places=1)	# 1.0 s to the end
+            self.assertEqual(rep["checks"][0]["met"], True)
+
+
 class Series(unittest.TestCase):
     def test_step_mean_and_bins(self):
         q = [(1.0, 100), (2.0, 300), (4.0, 0)]

@@ -5,14 +5,16 @@ from one process: a rtnetlink socket per namespace (made inside it, through
 setns), a qdisc dump on each every INTERVAL seconds, until SIGTERM or
 SIGINT.
 
-  pfc_sampler.py [--interval S] NAME=NETNS...
+  pfc_sampler.py [--interval S] [--hw DEV --counters C,...] NAME=NETNS...
 
 One line per namespace per sample on stdout: "TIME NAME JSON", TIME the
 CLOCK_MONOTONIC seconds of the dump (the clock of the kernel's trace_clock
 mono and of /proc/uptime), NAME as given, JSON a list with one object per
 pfc qdisc: {"netdev": ..., "handle": ..., "prio": [8 objects]}, each
 priority's keys named as `rxecc -j qdisc show` names them (tx_packets,
-backlog, pause_rx, wd_storms, ...). A process per sample (`rxecc -j qdisc
+backlog, pause_rx, wd_storms, ...). With --hw (repeated), also a line
+"TIME hw:DEV JSON" per rdma device DEV and sample, JSON {COUNTER: value}
+of its port 1's hw_counters named by --counters. A process per sample (`rxecc -j qdisc
 show` in a loop) managed one sample in half a second per namespace on the
 emulated guest under load; this manages the interval."""
 import argparse
@@ -137,8 +139,29 @@ class Netns:
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     ap.add_argument("--interval", type=float, default=0.1, help="seconds between samples")
-    ap.add_argument("netns", nargs="+", metavar="NAME=NETNS")
+    ap.add_argument("--hw", action="append", default=[], metavar="DEV",
+                    help="an rdma device whose port counters to sample too")
+    ap.add_argument("--counters", default="", metavar="C,...",
+                    help="the hw_counters of each --hw device")
+    ap.add_argument("netns", nargs="*", metavar="NAME=NETNS")
     a = ap.parse_args(argv)
+    counters = [c for c in a.counters.split(",") if c]
+    if bool(a.hw) != bool(counters) or not (a.netns or a.hw):
+        ap.error("namespaces, or --hw with --counters, or both")
+    for c in counters + a.hw:
+        if not c.replace("_", "").replace("-", "").isalnum():
+            ap.error(f"'{c}' is not a device or counter name")
+    hw = []
+    for dev in a.hw:
+        files = []
+        for c in counters:
+            path = f"/sys/class/infiniband/{dev}/ports/1/hw_counters/{c}"
+            try:
+                files.append((c, open(path, "rb", buffering=0)))  # pylint: disable=consider-using-with
+            except OSError as e:
+                print(f"pfc_sampler: {dev}: {c}: {e.strerror}", file=sys.stderr)
+                return 1
+        hw.append((dev, files))
     spaces = []
     for spec in a.netns:
         name, sep, ns = spec.partition("=")
@@ -163,8 +186,21 @@ def main(argv):
                 return 1
             print(f"{time.monotonic():.6f} {name} {json.dumps(qd, separators=(',', ':'))}",
                   flush=True)
+        for dev, files in hw:
+            vals = {}
+            try:
+                for c, f in files:
+                    f.seek(0)
+                    vals[c] = int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue	# the device went away
+            print(f"{time.monotonic():.6f} hw:{dev} {json.dumps(vals, separators=(',', ':'))}",
+                  flush=True)
         nxt += a.interval
         time.sleep(max(0.0, nxt - time.monotonic()))
+    for _, files in hw:
+        for _, f in files:
+            f.close()
     return 0
 
 

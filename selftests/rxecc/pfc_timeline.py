@@ -64,6 +64,8 @@ def load(path, prio):
     with open(path, encoding="utf-8") as f:
         for line in f:
             ts, sw, js = (line.strip().split(" ", 2) + ["", ""])[:3]
+            if sw.startswith("hw:"):
+                continue	# a device's counters
             try:
                 t = float(ts)
                 qdiscs = json.loads(js)

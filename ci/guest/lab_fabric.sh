@@ -1,0 +1,230 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Guest side of `make demo` for the scenarios of PFC gone wrong (docs/lab.md,
+# "When PFC goes wrong"): the topology comes from SCENARIO.sh (written by
+# ci/lab/lab.py), one of
+#   ring     four switches in a ring, routes one way round, hI writes to the
+#            host two switches on: a cyclic buffer dependency (PFC deadlock);
+#            the ring ports are the congested ones
+#   victim   two switches: h2, h3 (on sw) write to h5 (on sw2), whose port
+#            sw2:swp5 is the congested one; the victim h4 -> h6 shares only
+#            the uplink sw:to-sw2 with them (head-of-line blocking)
+#   storm    two switches: h2 (on sw) writes to h1, h3 (on sw) to h4, both
+#            behind sw2; STALL_AT s into the load h1's receive path all but
+#            stops (rx_stall.py: one packet through every STALL_RELEASE ms),
+#            so rxecc on h1 pauses its switch port (pfc_rx_xoff); the flow
+#            h3 -> h4 is the victim (it shares the uplink sw -> sw2)
+# A mode's watchdog (watchdog, watchdog_action) is on the CONGESTED ports,
+# with watchdog_ports all on every port. Every host link runs at LINK (a
+# token bucket on the host's egress). Per
+# mode MODE, LAB_OUT/MODE/ gets:
+#   samples            pfc_sampler.py: every pfc qdisc of every switch and the
+#                      hosts' counters, every 0.1 s ("TIME NAME JSON")
+#   qdiscs.json        `rxecc -j qdisc show` of every switch after the run
+#   load-start, load-done, stall-start, stall-done   CLOCK_MONOTONIC seconds
+#   stall.json         rx_stall.py's summary (storm)
+#   cI-J.log sI-J.log  the perftest client and server of flow hI -> hJ
+# Progress lines start with "lab:".
+# shellcheck source=../../selftests/rxecc/lib.sh
+source "$RXECC_TOP/selftests/rxecc/lib.sh"
+# shellcheck source=../../selftests/rxecc/fabric.sh
+source "$RXECC_TOP/selftests/rxecc/fabric.sh"
+# shellcheck source=/dev/null
+source "${1:?usage: lab_fabric.sh SCENARIO.sh}" || exit 1
+LAB_OUT=${LAB_OUT:-/mnt/out/lab}
+T=$RXECC_TOOL
+HERE=$RXECC_TOP/selftests/rxecc
+PRIO=$((DSCP >> 3))
+TCLASS=$((DSCP << 2))
+say() { echo "lab: $*"; }
+uptime() { local up _; read -r up _ </proc/uptime; echo "$up"; }
+
+mkdir -p "$LAB_OUT"
+modules_unload >/dev/null 2>&1
+rxecc_load && pfc_load || exit 1
+
+# The topology: HOSTS, FLOWS ("SRC:DST"), CONGESTED (switch:port at RATE,
+# ECN marking with DCQCN) and PORTS (switch:port, a pfc qdisc without a rate
+# there to honour and send PFC and to be counted).
+fabric_init
+case $TOPOLOGY in
+ring)
+	HOSTS="1 2 3 4" FLOWS="1:3 2:4 3:1 4:2"
+	CONGESTED="sw:to-sw2 sw2:to-sw3 sw3:to-sw4 sw4:to-sw"
+	PORTS="sw:swp1 sw2:swp2 sw3:swp3 sw4:swp4"
+	i=1
+	for s in sw sw2 sw3 sw4; do
+		[ $s = sw ] || fabric_add_switch $s || exit 1
+		fabric_add_host $i rxecc $s || exit 1
+		i=$((i + 1))
+	done
+	fabric_ring sw sw2 sw3 sw4 || exit 1
+	# shellcheck disable=SC2153 # RATE comes from the scenario
+	say "fabric: four switches in a ring (${RATE} Mbit/s links), h1 -> h3, h2 -> h4, h3 -> h1, h4 -> h2"
+	;;
+victim)
+	HOSTS="2 3 4 5 6" FLOWS="2:5 3:5 4:6"
+	CONGESTED="sw2:swp5"
+	PORTS="sw:to-sw2 sw2:swp6"
+	fabric_add_switch sw2 || exit 1
+	for i in 2 3 4; do fabric_add_host $i || exit 1; done
+	for i in 5 6; do fabric_add_host $i rxecc sw2 || exit 1; done
+	fabric_uplink sw sw2 || exit 1
+	say "fabric: h2, h3 -> h5 through sw2:swp5 (${RATE} Mbit/s); the victim h4 -> h6 shares the uplink sw -> sw2"
+	;;
+storm)
+	HOSTS="1 2 3 4" FLOWS="2:1 3:4"
+	CONGESTED="sw2:swp1 sw2:swp4"
+	PORTS="sw:to-sw2"
+	fabric_add_switch sw2 || exit 1
+	for i in 2 3; do fabric_add_host $i || exit 1; done
+	for i in 1 4; do fabric_add_host $i rxecc sw2 || exit 1; done
+	fabric_uplink sw sw2 || exit 1
+	say "fabric: h2 -> h1 and the victim h3 -> h4 over the uplink sw -> sw2 (ports ${RATE} Mbit/s);" \
+		"h1's receive path stalls ${STALL_AT} s into the load"
+	;;
+*)
+	say "unknown topology '$TOPOLOGY'"
+	exit 1
+	;;
+esac
+for i in $HOSTS; do
+	fabric_in "$i" tc qdisc replace dev eth0 root tbf rate "$LINK" burst 8kb limit 64kb || exit 1
+done
+
+COUNTERS="tx_prio${PRIO}_pause,rx_prio${PRIO}_pause,np_cnp_sent,np_ecn_marked_roce_packets,rp_cnp_handled"
+COUNTERS+=",completer_retry_err,tx_pause_storm_error_events"
+
+# port_set SW:PORT ARGS...: the port a pfc qdisc with ARGS.
+port_set() {
+	fabric_sw_in "${1%%:*}" tc qdisc del dev "${1#*:}" root 2>/dev/null
+	fabric_sw_in "${1%%:*}" "$T" qdisc add dev "${1#*:}" "${@:2}"
+}
+
+# mode_set MODE: every port and host as the mode says.
+mode_set() {
+	local m=$1
+	local pfc=none mark=(kmax 0) wd p prof=(profile "${M_PROFILE[$m]}") en=none
+	[ "${M_PFC[$m]}" = 1 ] && pfc=$((1 << PRIO))
+	[ "${M_DCQCN[$m]}" = 1 ] && { mark=(kmin "$KMIN" kmax "$KMAX" pmax "$PMAX"); en=all; }
+	wd=(wd_detection "${M_WD[$m]}" wd_action "${M_WD_ACTION[$m]}")
+	for p in $CONGESTED; do
+		port_set "$p" rate "$RATE" pfc "$pfc" link "$LINK" limit "$BUFFER" xoff "$XOFF" xon "$XON" \
+			headroom "$HEADROOM" "${mark[@]}" "${wd[@]}" || return 1
+	done
+	# the watchdog on the congested ports only, or (watchdog_ports all) on
+	# every port
+	[ "${M_WD_PORTS[$m]}" = all ] || wd=(wd_detection 0)
+	for p in $PORTS; do
+		port_set "$p" pfc "$pfc" link "$LINK" limit "$BUFFER" xoff "$XOFF" xon "$XON" \
+			headroom "$HEADROOM" kmax 0 "${wd[@]}" || return 1
+	done
+	[ "$SCALE" = 1 ] && [ "${M_PROFILE[$m]}" != lab ] && prof+=(scale "$LINK" speedup "$SPEEDUP")
+	fabric_dcqcn_all "${prof[@]}" || return 1
+	fabric_dcqcn_all set ecn ect0 rp_enable "$en" np_enable "$en" pfc_enable "$pfc" \
+		link_speed "$LINK" tx_qlimit 16KiB device_stall_critical_watermark "${M_STALL[$m]}" || return 1
+	if [ -n "${M_SET[$m]}" ]; then
+		# shellcheck disable=SC2086 # NAME VALUE pairs
+		fabric_dcqcn_all set ${M_SET[$m]} || return 1
+	fi
+	if [ "$TOPOLOGY" = storm ]; then
+		# h1 pauses its switch port when its receive backlog holds a packet
+		# PFC_RX_XOFF ms, and resumes it once one waited 1 ms or less
+		fabric_dcqcn 1 set pfc_rx_xoff "${PFC_RX_XOFF}ms" pfc_rx_xon 1ms || return 1
+	fi
+}
+
+# stall_prepare DIR: the consumer of h1's netfilter queue (rx_stall.py),
+# bound but with nothing diverted to it yet (its start takes seconds here).
+# stall_start DIR / stall_stop DIR: h1's receive path all but stops (h1's
+# RoCEv2 packets go through the queue), and runs again (every held packet
+# let through).
+stall_prepare() {
+	ip netns exec "$(fabric_ns 1)" python3 "$HERE/rx_stall.py" --release "$STALL_RELEASE" \
+		>"$1/stall.json" 2>"$1/stall.err" &
+	STALL=$!
+	wait_for 30 grep -q bound "$1/stall.json"
+}
+stall_start() {
+	fabric_in 1 nft -f - <<-EOF || return 1
+		add table inet lab_stall
+		add chain inet lab_stall in { type filter hook input priority 0; }
+		add rule inet lab_stall in udp dport 4791 queue num 0
+	EOF
+	uptime >"$1/stall-start"
+}
+# The order matters: the chain is emptied first (nothing more is queued),
+# the consumer lets every held packet through, and only then does the hook
+# go. Linux 6.1 warns (nf_reinject: the hook's entry is gone) when a hook is
+# unregistered while its queue holds packets.
+stall_stop() {
+	[ -n "${STALL:-}" ] || return 0
+	fabric_in 1 nft flush chain inet lab_stall in 2>/dev/null && uptime >"$1/stall-done"
+	kill "$STALL"
+	wait "$STALL"
+	STALL=''
+	fabric_in 1 nft delete table inet lab_stall 2>/dev/null
+}
+
+run_mode() {
+	local m=$1 dir="$LAB_OUT/$1" f src dst port pids=() sampler rc=0 specs=() hw=() s
+	mkdir -p "$dir"
+	mode_set "$m" || { say "$m: configuration failed"; return 1; }
+	port=18900
+	for f in $FLOWS; do
+		src=${f%:*} dst=${f#*:} port=$((port + 1))
+		fabric_in "$dst" timeout $((DURATION + 90)) ib_write_bw -d "h$dst" -x "$(fabric_gid "$dst")" -F \
+			-s "$MESSAGE" -D "$DURATION" -p $port --tclass=$TCLASS -u "$QP_TIMEOUT" \
+			>"$dir/s$src-$dst.log" 2>&1 &
+		pids+=($!)
+	done
+	port=18900
+	for f in $FLOWS; do
+		port=$((port + 1))
+		wait_for 20 tcp_listening_on "$(fabric_ns "${f#*:}")" $port ||
+			{ say "$m: the server of $f is not listening"; rc=1; }
+	done
+	for s in "${FABRIC_SWITCHES[@]}"; do specs+=("$s=$(fabric_sw_ns "$s")"); done
+	for s in $HOSTS; do hw+=(--hw "h$s"); done
+	python3 "$HERE/pfc_sampler.py" --interval 0.1 "${hw[@]}" --counters "$COUNTERS" "${specs[@]}" \
+		>"$dir/samples" 2>"$dir/sampler.err" &
+	sampler=$!
+	wait_for 30 test -s "$dir/samples" || { say "$m: the sampler did not start"; rc=1; }
+	if [ "$TOPOLOGY" = storm ]; then
+		stall_prepare "$dir" || { say "$m: rx_stall.py did not start (see $m/stall.err)"; rc=1; }
+	fi
+	say "$m: $(echo "$FLOWS" | wc -w) flows for ${DURATION} s"
+	uptime >"$dir/load-start"
+	port=18900
+	for f in $FLOWS; do
+		src=${f%:*} dst=${f#*:} port=$((port + 1))
+		fabric_in "$src" timeout $((DURATION + 90)) nice -n 19 ib_write_bw -d "h$src" \
+			-x "$(fabric_gid "$src")" -F -s "$MESSAGE" -D "$DURATION" -p $port --tclass=$TCLASS \
+			-u "$QP_TIMEOUT" "$(fabric_ip "$dst")" >"$dir/c$src-$dst.log" 2>&1 &
+		pids+=($!)
+	done
+	if [ "$TOPOLOGY" = storm ]; then
+		sleep "$STALL_AT"
+		stall_start "$dir" || { say "$m: the receive stall did not start (see $m/stall.err)"; rc=1; }
+		sleep $((DURATION + 1 - STALL_AT))
+	else
+		sleep $((DURATION + 1))
+	fi
+	uptime >"$dir/load-done"
+	stall_stop "$dir"
+	kill "$sampler"
+	# A frozen flow's perftest does not end by itself before its QP gives up.
+	pkill -KILL -x ib_write_bw
+	wait "$sampler" "${pids[@]}" 2>/dev/null
+	for s in "${FABRIC_SWITCHES[@]}"; do
+		echo "$s $(fabric_sw_in "$s" "$T" -j qdisc show)"
+	done >"$dir/qdiscs.json"
+	say "$m: done"
+	return $rc
+}
+
+fail=0
+for m in "${MODES[@]}"; do run_mode "$m" || fail=1; done
+fabric_destroy
+modules_unload >/dev/null 2>&1
+exit $fail
