@@ -188,8 +188,10 @@ MODE_KEYS = {"pfc": parse_bool, "dcqcn": parse_bool, "profile": parse_profile,
              "label": str, "watchdog": parse_ms(10, 5000), "watchdog_action": parse_wd_action,
              "watchdog_ports": parse_wd_ports, "stall_watermark": parse_ms(80, 8000)}
 # what a mode has when its section does not say
+# (stall_watermark: every mode sets it, since the modes share the devices;
+# 8000 ms is the driver's default, mlx5's)
 MODE_DEFAULTS = {"watchdog": 0, "watchdog_action": "drop", "watchdog_ports": "bottleneck",
-                 "stall_watermark": 0}
+                 "stall_watermark": 8000}
 
 
 def parse_dcqcn_key(key, value):
@@ -265,6 +267,11 @@ def read_scenario(path, overrides):
     if sc["topology"] != "incast" and (sc["stagger"] or "senders" in given):
         raise ScenarioError(f"{path or 'scenario'}: senders and stagger are the incast's; the "
                             f"{sc['topology']} topology has its own flows (docs/lab.md)")
+    if sc["topology"] == "storm" and sc["stall_release"] >= sc["pfc_rx_xoff"]:
+        # rxecc resumes the port once no packet has come for pfc_rx_xoff
+        raise ScenarioError(f"{path or 'scenario'}: stall_release {sc['stall_release']} ms is not under "
+                            f"pfc_rx_xoff {sc['pfc_rx_xoff']} ms: h1 would send XON between two "
+                            "released packets, and its pauses would not hold")
     if sc["topology"] == "storm" and sc["stall_at"] >= sc["duration"]:
         raise ScenarioError(f"{path or 'scenario'}: stall_at {sc['stall_at']} is not within the "
                             f"duration of {sc['duration']} s")
@@ -1183,6 +1190,16 @@ def describe(sc):
                if sc["probe"] else ""))
 
 
+def write_report_json(outdir, sc, results, ck, made):
+    """OUTDIR/report.json: the scenario, each mode's figures, the checks
+    ((text, met, measured) each) and the plots' file names."""
+    with open(os.path.join(outdir, "report.json"), "w", encoding="utf-8") as f:
+        json.dump({"scenario": sc, "modes": results,
+                   "checks": [{"check": c, "met": ok, "measured": m} for c, ok, m in ck],
+                   "plots": made}, f, indent=2)
+        f.write("\n")
+
+
 def report(raw, scenario_json, outdir):
     sc = json.loads(read_text(scenario_json))
     os.makedirs(outdir, exist_ok=True)
@@ -1196,11 +1213,7 @@ def report(raw, scenario_json, outdir):
         samples[mode["name"]] = s
     made = plots(raw, sc, results, samples, outdir)
     ck = checks(results, sc)
-    with open(os.path.join(outdir, "report.json"), "w", encoding="utf-8") as f:
-        json.dump({"scenario": sc, "modes": results,
-                   "checks": [{"check": c, "met": ok, "measured": m} for c, ok, m in ck],
-                   "plots": made}, f, indent=2)
-        f.write("\n")
+    write_report_json(outdir, sc, results, ck, made)
     notes = ("Goodput: distinct data packets (QP, PSN) x 1024 B at the bottleneck's egress while every "
              "sender ran. Retransmissions: the senders' `completer_retry_err`. PFC: frames the "
              "bottleneck sent for the RoCE priority; paused ms: the senders' "
@@ -1248,14 +1261,19 @@ def spread(reports):
     minimum and maximum over the runs; per expectation how many runs met it.
     Returns (markdown text, every expectation met in every run)."""
     n = len(reports)
+    figures = SPREAD_FIGURES
+    topology = reports[0].get("scenario", {}).get("topology", "incast") if reports else "incast"
+    if topology != "incast":
+        import pathology  # pylint: disable=import-outside-toplevel
+        figures = pathology.spread_figures(topology)
     # every mode and expectation of any run, in the order they first appear
     modes = list(dict.fromkeys(m["name"] for rep in reports for m in rep["modes"]))
     lines = [f"Spread over {n} runs: median (min-max) of each figure.", "",
-             "| mode | " + " | ".join(f for f, _ in SPREAD_FIGURES) + " |",
-             "|---|" + "---|" * len(SPREAD_FIGURES)]
+             "| mode | " + " | ".join(f for f, _ in figures) + " |",
+             "|---|" + "---|" * len(figures)]
     for name in modes:
         cells = []
-        for _, get in SPREAD_FIGURES:
+        for _, get in figures:
             v = [get(m) for rep in reports for m in rep["modes"] if m["name"] == name]
             v = sorted(x for x in v if x is not None)
             if not v:

@@ -24,10 +24,11 @@ RING = ["sw:to-sw2", "sw2:to-sw3", "sw3:to-sw4", "sw4:to-sw"]
 UPLINK = "sw:to-sw2"
 STALLED_PORT = "sw2:swp1"
 # the victims' goodput after the stall, against before it
-SPREAD_MAX = 0.25	# without protection: below this share
+SPREAD_MAX = 1 / 3	# without protection: below this share
 RECOVERED_MIN = 0.5	# with protection: at least this share
 RECOVERY_S = 2.0	# ... from this long after the stall began
 BEFORE_S = 2.0		# "before": this long before the stall
+BEFORE_MIN = 0.5	# ... in which the victim must have had this share of its link
 VICTIM_HELD_MAX = 0.8	# victim: PFC holds it below this share of its link
 PORT_KEYS = ("tx_packets", "tx_bytes", "qlen", "backlog", "drops", "ecn_marked", "pause_tx",
              "xon_tx", "pause_rx", "wd_storms", "wd_drops")
@@ -148,16 +149,18 @@ def analyse(raw, sc, mode):
         t += BIN_S
     topo = sc["topology"]
     if topo == "ring":
+        missing = [n for n in RING if n not in ports]
+        if missing:
+            r["error"] = f"no samples of ring port(s) {', '.join(missing)}"
+            return r, series
         frozen = None
         for n in RING:
-            if n not in ports:
-                continue
             s = [[max(a, first), min(b, done)] for a, b in ports[n].stalled() if b > first and a < done]
             frozen = s if frozen is None else intersect(frozen, s)
-        frozen = frozen or []
         r["longest_frozen_s"] = round(max((b - a for a, b in frozen), default=0.0), 2)
         r["frozen_s"] = round(sum(b - a for a, b in frozen), 2)
-        r["ring_packets"] = sum(grew(ports[n].samples, "tx_packets", first, done) for n in RING if n in ports)
+        r["ring_packets"] = sum(grew(ports[n].samples, "tx_packets", first, done) for n in RING)
+        r["ring_watchdog_storms"] = sum(grew(ports[n].samples, "wd_storms", first, done) for n in RING)
     elif topo == "victim" and UPLINK in ports:
         r["uplink_pfc_received"] = grew(ports[UPLINK].samples, "pause_rx", first, done)
     elif topo == "storm":
@@ -191,27 +194,37 @@ def recovery(points, stall, before):
     return None
 
 
+def prevents(r, sc):
+    """The hosts' storm prevention can end the storm: its watermark is on and
+    shorter than the stall (only the storm's stalled host pauses on its own)."""
+    w = r["stall_watermark"]
+    return sc["topology"] == "storm" and 0 < w < (sc["duration"] - sc["stall_at"]) * 1000
+
+
 def checks(results, sc):
-    out = []
+    out = [(f"{r['label']}: the mode was recorded", False, r["error"]) for r in results if "error" in r]
     ok = [r for r in results if "error" not in r]
     topo = sc["topology"]
     alone = next((r for r in ok if r["pfc"] and not r["dcqcn"] and not r["watchdog"]
-                  and not r["stall_watermark"]), None)
+                  and not prevents(r, sc)), None)
     for r in ok:
         lbl, t = r["label"], r["totals"]
-        protected = r["watchdog"] or r["stall_watermark"]
+        protected = r["watchdog"] or prevents(r, sc)
         if topo == "ring" and r is alone:
             out.append((f"{lbl}: the ring freezes (all four ring ports hold packets and send none) for half "
                         "the load or more, and nothing is dropped",
                         r["longest_frozen_s"] >= r["window_s"] / 2 and t["drops"] == 0,
                         f"longest freeze {r['longest_frozen_s']} s of {r['window_s']} s, {t['drops']} drops"))
         if topo == "ring" and r["watchdog"] and r["pfc"]:
-            more = alone is None or r["ring_packets"] > 2 * alone["ring_packets"]
-            out.append((f"{lbl}: the watchdog breaks the deadlock (a storm detected, no freeze of 1 s, over "
-                        "twice the ring's packets of PFC alone)",
-                        t["storms"] >= 1 and r["longest_frozen_s"] < 1.0 and more,
-                        f"{t['storms']} storms, longest freeze {r['longest_frozen_s']} s, {r['ring_packets']}"
-                        f" packets{'' if alone is None else ' vs ' + str(alone['ring_packets'])}"))
+            text = (f"{lbl}: the watchdog breaks the deadlock (a storm detected on a ring port, no freeze of "
+                    "1 s, over twice the ring's packets of PFC alone)")
+            if alone is None:
+                out.append((text, False, "no PFC-alone mode to compare with"))
+            else:
+                out.append((text, r["ring_watchdog_storms"] >= 1 and r["longest_frozen_s"] < 1.0
+                            and r["ring_packets"] > 2 * alone["ring_packets"],
+                            f"{r['ring_watchdog_storms']} storms, longest freeze {r['longest_frozen_s']} s, "
+                            f"{r['ring_packets']} packets vs {alone['ring_packets']}"))
         if topo == "victim" and r is alone:
             v = r["goodput_mbps"][GROUPS["victim"][1][0]]
             out.append((f"{lbl}: the victim is held back by pauses on the uplink (under "
@@ -226,19 +239,22 @@ def checks(results, sc):
                         f"{v} vs {va} Mbit/s"))
         if topo == "storm" and r.get("stall_s") is not None:
             before, after = r["victims_before_mbps"], r["victims_after_mbps"]
+            if before < BEFORE_MIN * min(sc["rate"], sc["link"]):
+                # a victim that had not got going is no baseline
+                out.append((f"{lbl}: the victim ran at {round(100 * BEFORE_MIN)} % of its link or more in the "
+                            f"{BEFORE_S:g} s before the stall", False, f"{before} Mbit/s"))
+                continue
             if r is alone:
                 out.append((f"{lbl}: the stalled host's pauses spread: h1 sends PFC and the victim's goodput "
                             f"{RECOVERY_S:g} s after the stall is under {round(100 * SPREAD_MAX)} % of before",
                             r["stalled_host_pfc_sent"] > 0 and after < SPREAD_MAX * before,
                             f"h1 sent {r['stalled_host_pfc_sent']} PFC frames; {after} vs {before} Mbit/s"))
             elif r["pfc"] and r["watchdog"] and r["watchdog_ports"] == "all":
-                out.append((f"{lbl}: the uplink's watchdog fires as well and drops packets, the "
-                            "victim's among them",
-                            r["uplink_watchdog_drops"] > 0,
-                            f"the uplink's watchdog dropped {r['uplink_watchdog_drops']} packets; victim "
-                            f"{after} vs {before} Mbit/s"))
+                # no expectation: whether the uplink's watchdog fires too depends on which of the two
+                # stalled queues passes the detection time first (docs/lab.md)
+                pass
             elif r["pfc"] and protected:
-                fired = (r["stall_storm_events"] >= 1 if r["stall_watermark"] else True) and \
+                fired = (r["stall_storm_events"] >= 1 if prevents(r, sc) else True) and \
                     (r["watchdog_storms"] >= 1 if r["watchdog"] else True)
                 out.append((f"{lbl}: the protection fires and the victim recovers (at least "
                             f"{round(100 * RECOVERED_MIN)} % of their goodput before the stall, from "
@@ -248,6 +264,18 @@ def checks(results, sc):
                             f"{r['watchdog_storms']}; {after} vs {before} Mbit/s, back for good after "
                             f"{r['recovery_s']} s"))
     return out
+
+
+def spread_figures(topology):
+    """The figures of a mode that lab.py's spread over runs reports."""
+    figs = [(f"{n} Mbit/s", lambda r, n=n: (r.get("goodput_mbps") or {}).get(n)) for n, _ in GROUPS[topology]]
+    if topology == "ring":
+        figs.append(("longest freeze s", lambda r: r.get("longest_frozen_s")))
+    if topology == "storm":
+        figs += [("victim after stall Mbit/s", lambda r: r.get("victims_after_mbps")),
+                 ("uplink watchdog drops", lambda r: r.get("uplink_watchdog_drops"))]
+    figs += [(k.replace("_", " "), lambda r, k=k: (r.get("totals") or {}).get(k)) for k in TIMELINE]
+    return figs
 
 
 def describe(sc):
@@ -272,7 +300,8 @@ def columns(sc):
     if sc["topology"] == "storm":
         cols += [("victim before/after stall", lambda r: f"{r.get('victims_before_mbps')}/"
                   f"{r.get('victims_after_mbps')}"),
-                 ("recovery s", lambda r: r.get("recovery_s"))]
+                 ("recovery s", lambda r: r.get("recovery_s")),
+                 ("uplink watchdog drops", lambda r: r.get("uplink_watchdog_drops"))]
     cols += [(k.replace("_", " "), lambda r, k=k: r["totals"][k]) for k in TIMELINE]
     return cols
 
@@ -361,11 +390,7 @@ def report(raw, sc, outdir):
         allseries[mode["name"]] = s
     made = plots(sc, results, allseries, outdir)
     ck = checks(results, sc)
-    with open(os.path.join(outdir, "report.json"), "w", encoding="utf-8") as f:
-        json.dump({"scenario": sc, "modes": results,
-                   "checks": [{"check": c, "met": ok, "measured": m} for c, ok, m in ck],
-                   "plots": made}, f, indent=2)
-        f.write("\n")
+    lab.write_report_json(outdir, sc, results, ck, made)
     notes = ("Goodput: bytes each group's switch port sent, over the load (from its first byte). The "
              "operator's counters, over the load, every switch port (`pfc` qdisc) and host (hw_counters) "
              "together: PFC frames sent (XOFF and XON) and received, CNPs the hosts sent, ECN marks the "

@@ -147,6 +147,7 @@ class Pathology(unittest.TestCase):
         cases = [("topology = mesh\n", "'mesh' is not a topology"),
                  ("topology = ring\nsenders = 2\n", "senders and stagger are the incast's"),
                  ("topology = storm\nduration = 5\nstall_at = 5\n", "stall_at 5 is not within"),
+                 ("topology = storm\nstall_release = 20\n", "stall_release 20 ms is not under pfc_rx_xoff"),
                  ("modes = m\n[mode m]\nwatchdog = 5\n", "'5' is not 0 or a number of ms in 10..5000"),
                  ("modes = m\n[mode m]\nstall_watermark = 79\n", "in 80..8000"),
                  ("modes = m\n[mode m]\nwatchdog_action = shout\n", "not a watchdog action")]
@@ -188,9 +189,9 @@ class Pathology(unittest.TestCase):
                 for h, fn in hosts.items():
                     f.write(f"{t:.6f} hw:{h} {json.dumps(fn(k))}\n")
 
-    def storm_run(self, raw, mode, victim_after, h1_pauses, storms=0, wd=0):
-        """The victim sends 2.5 KB per 100 ms (0.2 Mbit/s) until the stall
-        at 3.0 s, then victim_after KB per 100 ms."""
+    def storm_run(self, raw, mode, victim_after, h1_pauses, storms=0, wd=0, victim_before=250):
+        """The victim sends victim_before KB per 100 ms (250: 20 Mbit/s)
+        until the stall at 3.0 s, then victim_after KB per 100 ms."""
         d = os.path.join(raw, mode)
         os.makedirs(d)
         for name, v in (("load-start", 100.0), ("load-done", 106.0), ("stall-start", 103.0)):
@@ -198,7 +199,7 @@ class Pathology(unittest.TestCase):
                 f.write(f"{v}\n")
 
         def victim(k):
-            before = min(k, 30) * 2500
+            before = min(k, 30) * victim_before * 1000
             return {"tx_bytes": before + max(0, k - 30) * victim_after * 1000, "tx_packets": k}
 
         self.samples(os.path.join(d, "samples"), 100.0, 61,
@@ -217,16 +218,16 @@ class Pathology(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             raw = os.path.join(d, "raw")
             self.storm_run(raw, "pfc", 0, 40)
-            self.storm_run(raw, "prev", 2.5, 40, storms=2)
-            self.storm_run(raw, "wd", 0.5, 40, wd=1)	# recovers to 20 %: not enough
+            self.storm_run(raw, "prev", 250, 40, storms=2)
+            self.storm_run(raw, "wd", 50, 40, wd=1)	# recovers to 20 %: not enough
             scj = os.path.join(d, "sc.json")
             with open(scj, "w", encoding="utf-8") as f:
                 json.dump(sc, f)
             rep = quiet_report(raw, scj, os.path.join(d, "out"))
             by = {m["name"]: m for m in rep["modes"]}
-            self.assertAlmostEqual(by["pfc"]["victims_before_mbps"], 0.2, places=2)
+            self.assertAlmostEqual(by["pfc"]["victims_before_mbps"], 20.0, places=2)
             self.assertEqual(by["pfc"]["victims_after_mbps"], 0.0)
-            self.assertAlmostEqual(by["prev"]["victims_after_mbps"], 0.2, places=2)
+            self.assertAlmostEqual(by["prev"]["victims_after_mbps"], 20.0, places=2)
             self.assertEqual(by["prev"]["stall_storm_events"], 2)
             self.assertEqual(by["pfc"]["stalled_host_pfc_sent"], 40)
             # swp1 received 30 (one per sample after the stall), the uplink 29
@@ -240,6 +241,18 @@ class Pathology(unittest.TestCase):
             self.assertEqual(len(rows), 60)
             with open(os.path.join(d, "out", "report.md"), encoding="utf-8") as f:
                 self.assertIn("The operator's view, per second", f.read())
+            text, every = lab.spread([rep, rep])
+            self.assertIn("victim after stall Mbit/s", text)
+            self.assertFalse(every)	# wd's check fails in both
+            # a victim that had not got going before the stall is no baseline
+            self.storm_run(raw, "late", 0, 40, victim_before=0)
+            sc["modes"].append(dict(sc["modes"][0], name="late", label="late"))
+            with open(scj, "w", encoding="utf-8") as f:
+                json.dump(sc, f)
+            rep = quiet_report(raw, scj, os.path.join(d, "out3"))
+            late = [c for c in rep["checks"] if c["check"].startswith("late")]
+            self.assertEqual(len(late), 1)
+            self.assertFalse(late[0]["met"])
 
     def test_ring_report_finds_the_freeze(self):
         sc = scenario("topology = ring\nduration = 6\nmodes = pfc\n")
@@ -262,6 +275,12 @@ class Pathology(unittest.TestCase):
             r = rep["modes"][0]
             self.assertAlmostEqual(r["longest_frozen_s"], 5.0, places=1)	# 1.0 s to the end
             self.assertEqual(rep["checks"][0]["met"], True)
+            # a ring port without samples: the mode is an error and its check fails
+            del ports["sw2:to-sw3"]
+            self.samples(os.path.join(raw, "pfc", "samples"), 50.0, 61, ports, {})
+            rep = quiet_report(raw, scj, os.path.join(d, "out2"))
+            self.assertIn("sw2:to-sw3", rep["modes"][0]["error"])
+            self.assertEqual([c["met"] for c in rep["checks"]], [False])
 
 
 class Series(unittest.TestCase):

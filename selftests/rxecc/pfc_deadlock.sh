@@ -75,11 +75,26 @@ ring_ports() {
 	done
 }
 
+# ring_stop: the flows and the sampler of a run, stopped (also when the run
+# failed half-way). fabric_qdisc_sampler is a function: its job is a subshell
+# whose child is the sampler, which ends on SIGTERM.
+ring_stop() {
+	if [ -n "${SAMPLER:-}" ]; then
+		pkill -TERM -P "$SAMPLER"
+		kill -TERM "$SAMPLER" 2>/dev/null
+		wait "$SAMPLER" 2>/dev/null
+	fi
+	pkill -KILL -x ib_write_bw
+	[ ${#PIDS[@]} -eq 0 ] || wait "${PIDS[@]}" 2>/dev/null
+	SAMPLER='' PIDS=()
+}
+PIDS=()
+
 # ring_run NAME DCQCN WD...: the four flows for DUR seconds, the ring ports
 # sampled every 0.1 s; WD: the ring ports' watchdog options. Leaves
 # $LOGDIR/deadlock-NAME.json (the summary) and .tsv (the table).
 ring_run() {
-	local name=$1 dcqcn=$2 en=none mark=(kmax 0) pids=() sampler i dst
+	local name=$1 dcqcn=$2 en=none mark=(kmax 0) i dst
 	shift 2
 	[ "$dcqcn" = on ] && { en=all; read -ra mark <<<"$MARK"; }
 	ring_ports "${mark[@]}" "$@" || return 1
@@ -90,26 +105,26 @@ ring_run() {
 		fabric_in "$i" timeout $((DUR + 60)) ib_write_bw -d "h$i" -x "$(fabric_gid "$i")" -F \
 			-s 65536 -D "$DUR" -p $((18800 + i)) --tclass="$TCLASS" -u "$QP_TIMEOUT" \
 			>"$LOGDIR/deadlock-$name.s$i.log" 2>&1 &
-		pids+=($!)
+		PIDS+=($!)
 	done
-	for i in 1 2 3 4; do wait_for 15 tcp_listening_on "$(fabric_ns "$i")" $((18800 + i)) || return 1; done
+	for i in 1 2 3 4; do
+		wait_for 15 tcp_listening_on "$(fabric_ns "$i")" $((18800 + i)) || { ring_stop; return 1; }
+	done
 	fabric_qdisc_sampler 0.1 >"$LOGDIR/deadlock-$name.samples" &
-	sampler=$!
+	SAMPLER=$!
 	# (its first samples before the load: python starts slowly here)
-	wait_for 30 test -s "$LOGDIR/deadlock-$name.samples" || return 1
+	wait_for 30 test -s "$LOGDIR/deadlock-$name.samples" || { ring_stop; return 1; }
 	for i in 1 2 3 4; do
 		dst=$(((i + 1) % 4 + 1))
 		fabric_in "$i" timeout $((DUR + 60)) ib_write_bw -d "h$i" -x "$(fabric_gid "$i")" -F \
 			-s 65536 -D "$DUR" -p $((18800 + dst)) --tclass="$TCLASS" -u "$QP_TIMEOUT" \
 			"$(fabric_ip "$dst")" >"$LOGDIR/deadlock-$name.c$i.log" 2>&1 &
-		pids+=($!)
+		PIDS+=($!)
 	done
 	# The load's time, and a margin; a frozen flow's perftest does not end
 	# by itself before its QP gives up (8.6 s), so it is stopped.
 	sleep $((DUR + 1))
-	kill "$sampler"
-	pkill -KILL -x ib_write_bw
-	wait "$sampler" "${pids[@]}" 2>/dev/null
+	ring_stop
 	python3 "$HERE/pfc_timeline.py" table 3 "$LOGDIR/deadlock-$name.samples" --ports "$RING" \
 		>"$LOGDIR/deadlock-$name.tsv" &&
 		python3 "$HERE/pfc_timeline.py" summary 3 "$LOGDIR/deadlock-$name.samples" --ports "$RING" \

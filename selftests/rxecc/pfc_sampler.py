@@ -47,7 +47,7 @@ NS_KEYS = {"pause_tx_duration_us", "pause_rx_duration_us", "wd_storm_duration_us
 
 
 def attrs(buf):
-    """{type: payload} of a run of netlink attributes."""
+    """{type: payload} of a run of netlink attributes (also rx_stall.py's)."""
     out, off = {}, 0
     while off + 4 <= len(buf):
         length, typ = struct.unpack_from("=HH", buf, off)

@@ -32,6 +32,8 @@ import struct
 import sys
 import time
 
+from pfc_sampler import attrs
+
 NETLINK_NETFILTER = 12
 NFNL_SUBSYS_QUEUE = 3
 NFQNL_MSG_PACKET, NFQNL_MSG_VERDICT, NFQNL_MSG_CONFIG, NFQNL_MSG_VERDICT_BATCH = 0, 1, 2, 3
@@ -47,17 +49,6 @@ SOL_NETLINK, NETLINK_NO_ENOBUFS = 270, 5
 
 def attr(typ, payload):
     return struct.pack("=HH", 4 + len(payload), typ) + payload + b"\0" * ((-len(payload)) % 4)
-
-
-def attrs(buf):
-    out, off = {}, 0
-    while off + 4 <= len(buf):
-        length, typ = struct.unpack_from("=HH", buf, off)
-        if length < 4:
-            break
-        out[typ & 0x7FFF] = buf[off + 4:off + length]
-        off += (length + 3) & ~3
-    return out
 
 
 class Queue:

@@ -7,6 +7,7 @@ them), the per-bin table, the summary's counters."""
 import io
 import json
 import os
+import re
 import struct
 import sys
 import tempfile
@@ -125,7 +126,33 @@ class Timeline(unittest.TestCase):
             tl.load(self.write(["garbage\n"]), 3)
 
 
+def header_fields(struct):
+    """The fields of a struct in include/uapi/linux/sch_pfc.h, in order."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include", "uapi",
+                        "linux", "sch_pfc.h")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    body = text[text.index(f"struct {struct} {{"):]
+    body = body[:body.index("};")]
+    return re.findall(r"^\s*(?:__[us]\d+|struct\s+\w+)\s+(\w+)(?:\[\w+\])?;", body, re.M)
+
+
 class SamplerDecode(unittest.TestCase):
+    def test_keys_follow_the_uapi_header(self):
+        """The sampler's field lists are the header's structs, in order (a
+        key may add the unit the sampler converts to, and the watchdog's
+        carry rxecc's wd_ prefix)."""
+        def same(keys, fields, prefix=""):
+            self.assertEqual(len(keys), len(fields))
+            for k, f in zip(keys, fields):
+                self.assertIn(k, (prefix + f, prefix + f + "_us"))
+        same(ps.PRIO_KEYS, header_fields("tc_pfc_prio_stats"))
+        same(ps.WD_KEYS, header_fields("tc_pfc_wd_stats"), "wd_")
+        xs = header_fields("tc_pfc_xstats")
+        self.assertEqual(xs, ["prio"] + list(ps.PORT_KEYS) + ["wd"])
+        for k in ps.NS_KEYS:
+            self.assertTrue(k.endswith("_us"))
+
     def test_xstats_layout(self):
         """struct tc_pfc_xstats as the kernel fills it: priority p's field i
         is 1000 * p + i, the port counters 9000 + i, the watchdog's
