@@ -151,7 +151,7 @@ p = s["ports"].values()
 sys.exit(not (s["longest_frozen"] >= 2.0 and all(x["drops"] == 0 and x["wd_drops"] == 0 for x in p)))' \
 		"$LOGDIR/deadlock-pfc.json"
 }
-ktap_result "PFC alone: the ring deadlocks (every ring port paused, holding packets, sending none for 2 s or more), no drop" pfc_alone
+ktap_result "PFC alone: the ring deadlocks (every ring port holds packets and sends none for 2 s or more), no drop" pfc_alone
 
 watchdog() {
 	ring_run pfc-wd off wd_detection 200 wd_action drop || return 1
