@@ -19,6 +19,10 @@
 #     the fabric did it);
 #   - netem delay with one message at a time outstanding: the retransmit
 #     timer never fires when nothing is lost;
+#   - every acknowledgement lost for 1 s: the retransmit timer fires and
+#     the requester counts it (local_ack_timeout_err, mlx5's name);
+#   - in the netem runs, mlx5's names for rxe's sequence counters
+#     (out_of_sequence, packet_seq_err; patch 0019) agree with rxe's;
 #   - the upstream rxe fixes rxecc carries (patches 0014-0017, rxe_fixes.py):
 #     a read through a memory window bound elsewhere mid-response, a
 #     replayed zero-length read, an SRQ's and a QP's reported attributes.
@@ -40,12 +44,13 @@ QUEUE="link 1gbit limit 256KiB xoff 24KiB xon 12KiB headroom 160KiB"
 MARK="kmin 10KB kmax 40KB pmax 20"
 
 ktap_header
-ktap_plan 13
+ktap_plan 14
 
 verbs_fabric 3 pfc
 
 COUNTERS="1:duplicate_request 1:out_of_seq_request 2:completer_retry_err 2:rcvd_seq_err \
-2:rp_cnp_handled 3:rp_cnp_handled 2:rx_prio3_pause 3:rx_prio3_pause 2:duplicate_request"
+2:rp_cnp_handled 3:rp_cnp_handled 2:rx_prio3_pause 3:rx_prio3_pause 2:duplicate_request \
+1:out_of_sequence 2:packet_seq_err 2:local_ack_timeout_err"
 
 show_counters() { local k; for k in $COUNTERS; do echo "h${k%%:*} ${k#*:} +$(delta "$k")"; done; }
 
@@ -151,10 +156,22 @@ netem_run() {	# NAME COUNTER... -- NETEM ARGS
 	echo "$name: ${counters[*]}: +$n"
 	[ "$rc" -eq 0 ] && [ "$n" -gt 0 ]
 }
-loss() { netem_run loss 2:completer_retry_err 2:rcvd_seq_err -- loss 1%; }
-ktap_result "netem loss 1%: retransmitted (retries, sequence NAKs), nothing lost or corrupted" loss
-reorder() { netem_run reorder 1:out_of_seq_request 2:rcvd_seq_err -- delay 2ms reorder 25% 50%; }
-ktap_result "netem reordering: out-of-sequence packets NAKed and resent, nothing lost or corrupted" reorder
+# mlx5's names for rxe's sequence counters: the same counts. Read with
+# the fabric idle, so the two reads of a pair see the same value.
+same_counts() {
+	local a b rc=0
+	for a in 1:out_of_sequence:out_of_seq_request 2:packet_seq_err:rcvd_seq_err; do
+		b=${a%%:*}:${a##*:}
+		a=${a%:*}
+		echo "h${a%%:*} ${a#*:} +$(delta "$a"), ${b#*:} +$(delta "$b")"
+		[ "$(delta "$a")" -eq "$(delta "$b")" ] || rc=1
+	done
+	return "$rc"
+}
+loss() { netem_run loss 2:completer_retry_err 2:rcvd_seq_err -- loss 1% && same_counts; }
+ktap_result "netem loss 1%: retransmitted (retries, sequence NAKs), nothing lost or corrupted; packet_seq_err = rcvd_seq_err" loss
+reorder() { netem_run reorder 1:out_of_seq_request 2:rcvd_seq_err -- delay 2ms reorder 25% 50% && same_counts; }
+ktap_result "netem reordering: out-of-sequence packets NAKed and resent, nothing lost or corrupted; mlx5's names count the same" reorder
 duplicate() { netem_run duplicate 1:duplicate_request 2:duplicate_request -- duplicate 3%; }
 ktap_result "netem duplication 3%: duplicates recognised, nothing delivered twice" duplicate
 
@@ -177,6 +194,32 @@ ack_timer() {
 		[ "$(delta 1:duplicate_request)" -eq 0 ] && [ "$(delta 2:duplicate_request)" -eq 0 ]
 }
 ktap_result "one message at a time over a 10 ms round trip, ACK timeout 67 ms: no timeout fires, nothing resent" ack_timer
+
+# For 1 s in the middle of a transfer, swp2 drops everything towards h2
+# (ACKs, NAKs, READ responses): h2's retransmit timer (67 ms; 268 ms on a
+# slower kernel) fires and h2 resends. Each retry a timeout started counts
+# in local_ack_timeout_err (mlx5's name, patch 0019), a part of
+# completer_retry_err.
+ack_loss() {
+	local rc=0 to=14 cut timeouts retries
+	[ "${RXECC_TIMEOUT_SCALE:-1}" -le 1 ] || to=16
+	# shellcheck disable=SC2086 # intended splitting of the counter list
+	snap $COUNTERS
+	(
+		sleep "$(scaled_time 2)"
+		fabric_sw tc qdisc replace dev swp2 root netem loss 100%
+		sleep "$(scaled_time 1)"
+		fabric_sw tc qdisc del dev swp2 root
+	) &
+	cut=$!
+	verbs_run ackloss 2 --tos "$TOS" --duration "$(scaled_time 4)" --ack-timeout "$to" || rc=1
+	wait "$cut"
+	fabric_sw tc qdisc del dev swp2 root 2>/dev/null
+	show_counters
+	timeouts=$(delta 2:local_ack_timeout_err) retries=$(delta 2:completer_retry_err)
+	[ "$rc" -eq 0 ] && [ "${timeouts:-0}" -gt 0 ] && [ "$timeouts" -le "$retries" ]
+}
+ktap_result "every acknowledgement lost for a while: the ACK timer fires (local_ack_timeout_err), h2 resends, nothing lost or corrupted" ack_loss
 
 ktap_diag "$(cat "$VERBS_SUMMARY")"
 ktap_diag "$(awk '{for (i = 1; i < NF; i++) if ($(i + 1) == "bytes") b += $i} END {print b " bytes verified in all"}' "$VERBS_SUMMARY")"

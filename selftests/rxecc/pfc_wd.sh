@@ -27,6 +27,12 @@
 #     event, a log line) and ends with its XON at 100-200 ms; h1 pauses
 #     again only after its backlog was short (no packet for pfc_rx_xoff):
 #     under half the time in XOFF, and of the frames.
+# Then Debian's node_exporter (make deps unpacks it under build/peers, never
+# installed on the host) serves h1's `rxecc metrics` through its textfile
+# collector, as an operator's cron job would feed it: it parses the file and
+# scrapes h1's counters with their hw_counters values. Its infiniband
+# collector runs beside it; what it makes of rxecc's device is shown
+# (docs/counters.md: Debian's 1.5.0 reads nothing from rxe or rxecc).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fabric.sh"
 need_root
@@ -39,7 +45,7 @@ TOS=0x60		# DSCP 24: priority 3 through the default DSCP map
 GO=$LOGDIR/wd-go
 
 ktap_header
-ktap_plan 6
+ktap_plan 7
 
 modules_unload >/dev/null 2>&1
 # (rdma_rxecc for `rxecc monitor`, which joins its netlink family)
@@ -339,5 +345,44 @@ stall_on() {
 		metric_is "rxecc_port_tx_prio_pause_total{$l,prio=3}" "$3.0"
 }
 ktap_result "endpoint pause-storm prevention: XOFF held 100 ms is a storm (warning and error events, a log line) ended by its XON at 100-200 ms; under half the time in XOFF; rxecc metrics exports the counters" stall_on
+
+NODE_EXPORTER=$RXECC_TOP/build/peers/prometheus-node-exporter/root/usr/bin/prometheus-node-exporter
+# scrape: node_exporter's page, into $LOGDIR/node_exporter.txt.
+scrape() {
+	ns_run "$(fabric_ns 1)" python3 -c 'import sys, urllib.request
+sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:19100/metrics", timeout=5).read().decode())' \
+		>"$LOGDIR/node_exporter.txt"
+}
+node_exporter() {
+	local dir=$LOGDIR/textfile pid rc=0 c v got l='device="h1",netdev="eth0",port="1"'
+	[ -x "$NODE_EXPORTER" ] || { echo "no $NODE_EXPORTER (make deps fetches it)"; return 1; }
+	"$NODE_EXPORTER" --version 2>&1 | head -n 1
+	mkdir -p "$dir"
+	ns_run "$(fabric_ns 1)" "$T" metrics dev h1 >"$dir/rxecc.prom.tmp" || return 1
+	mv "$dir/rxecc.prom.tmp" "$dir/rxecc.prom"
+	ns_run "$(fabric_ns 1)" "$NODE_EXPORTER" --collector.disable-defaults --collector.textfile \
+		--collector.textfile.directory="$dir" --collector.infiniband --log.level=debug \
+		--web.listen-address=127.0.0.1:19100 >"$LOGDIR/node_exporter.log" 2>&1 &
+	pid=$!
+	wait_for "$(scaled_time 20)" scrape || rc=1
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	[ "$rc" -eq 0 ] || { tail -n 5 "$LOGDIR/node_exporter.log"; return 1; }
+	echo "infiniband collector: $(grep -c '^node_infiniband' "$LOGDIR/node_exporter.txt") samples," \
+		"$(grep '^node_scrape_collector_success{collector="infiniband"}' "$LOGDIR/node_exporter.txt")," \
+		"$(grep -o 'msg="infiniband[^"]*"' "$LOGDIR/node_exporter.log" | head -n 1)"
+	grep -qx 'node_textfile_scrape_error 0' "$LOGDIR/node_exporter.txt" ||
+		{ echo "textfile collector: $(grep textfile "$LOGDIR/node_exporter.txt")"; return 1; }
+	# h1 is idle: its counters are those of the file. node_exporter writes
+	# values of a million and more as 1.234567e+06.
+	for c in tx_pause_storm_error_events rcvd_pkts out_of_sequence local_ack_timeout_err; do
+		v=$(port_counter h1 "$c") || return 1
+		got=$(awk -v k="rxecc_port_${c}_total{$l}" '$1 == k {printf "%d\n", $2}' "$LOGDIR/node_exporter.txt")
+		echo "rxecc_port_${c}_total{$l}: node_exporter ${got:-none}, hw_counters $v"
+		[ "$got" = "$v" ] || rc=1
+	done
+	return "$rc"
+}
+ktap_result "Debian's node_exporter reads rxecc metrics through its textfile collector: h1's counters scraped with their values" node_exporter
 
 ktap_finished

@@ -89,10 +89,11 @@ phase() {
 # the bucket (with 100 Mbit/s and 64 KB the qdisc dropped one packet in a
 # run here and none in a CI run, which failed).
 # Guest 0 shows how many its completer took (rcvd_rnr_err: not all, a NAK
-# can be dropped too, or come for a PSN already past). rxe_completer()'s
-# WARN fails the run (splat scan).
+# can be dropped too, or come for a PSN already past), and counts those
+# within the RNR retry limit under mlx5's name too (rnr_nak_retry_err, patch
+# 0019). rxe_completer()'s WARN fails the run (splat scan).
 read_nak() {
-	local port=18790 rnr pid rc=0
+	local port=18790 rnr pid rc=0 hc=/sys/class/infiniband/r0/ports/1/hw_counters nak0 exc0 nak exc
 	modprobe rdma_ucm
 	barrier read-nak-start
 	if [ "$ME" = 1 ]; then
@@ -114,13 +115,17 @@ read_nak() {
 		return
 	fi
 	barrier read-nak-ready
-	rnr=$(cat /sys/class/infiniband/r0/ports/1/hw_counters/rcvd_rnr_err)
+	rnr=$(cat "$hc"/rcvd_rnr_err)
+	nak0=$(cat "$hc"/rnr_nak_retry_err) exc0=$(cat "$hc"/retry_rnr_exceeded_err)
 	timeout 200 "$VERBS" client "$PEER_IP" -p "$port" --op read --count 200 --ack-timeout 14 \
 		--timeout 60 >"$LOGDIR/read-nak.c.json" 2>"$LOGDIR/read-nak.c.err"
 	barrier read-nak-done
-	rnr=$(($(cat /sys/class/infiniband/r0/ports/1/hw_counters/rcvd_rnr_err) - rnr))
+	rnr=$(($(cat "$hc"/rcvd_rnr_err) - rnr))
+	nak=$(($(cat "$hc"/rnr_nak_retry_err) - nak0)) exc=$(($(cat "$hc"/retry_rnr_exceeded_err) - exc0))
 	head -n 5 "$LOGDIR/read-nak.c.err"
-	echo "rdma_rxe's RNR NAKs taken by rxecc's completer: $rnr"
+	echo "rdma_rxe's RNR NAKs taken by rxecc's completer: $rnr; within the retry limit" \
+		"(rnr_nak_retry_err) $nak, beyond it $exc"
+	[ "$nak" -eq $((rnr - exc)) ] || return 1
 	verbs_summary "$LOGDIR/read-nak.c.json" && return 0
 	# rdma_rxe 6.1 marks a response's first packet sent before sending it:
 	# when that one is dropped, it goes on with a MIDDLE (or LAST) at the
@@ -137,7 +142,7 @@ if [ "$ME" = 1 ]; then
 	ktap_result "rxecc-rxe: rdma_rxe's READ responses dropped by its qdisc: it sent RNR NAKs inside the responses" read_nak
 else
 	phase rxecc-rxe rdma_rxecc rxecc 18700
-	ktap_result "rxecc-rxe: rdma_rxe's READ responses dropped by its qdisc: every READ verified or failed with an error, none completed with wrong data" read_nak
+	ktap_result "rxecc-rxe: rdma_rxe's READ responses dropped by its qdisc: every READ verified or failed with an error, none completed with wrong data; rnr_nak_retry_err counts the RNR NAKs within the retry limit" read_nak
 fi
 modules_unload >/dev/null 2>&1
 ktap_finished
