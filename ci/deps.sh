@@ -7,17 +7,30 @@ mapfile -t pkgs < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/packages.txt"
 
 # Peers the guest tests run but the host must not install (a daemon that would
 # start on the host): fetched from the package registry and unpacked under
-# build/peers/NAME, where the guests see them over the shared root.
+# build/peers/NAME, where the guests see them over the shared root; as the
+# user who ran sudo, so that build/ stays theirs. A failure is a warning: the
+# test that needs the peer fails and says so.
 peers=(prometheus-node-exporter)
+as_user() {
+	if [ "$(id -u)" -eq 0 ] && [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ]; then
+		runuser -u "$SUDO_USER" -- "$@"
+	else
+		"$@"
+	fi
+}
+fetch_peer() {	# NAME
+	local dir=$here/../build/peers/$1
+	[ -e "$dir/.unpacked" ] && return 0
+	as_user mkdir -p "$dir" || return 1
+	rm -rf "$dir/root" "$dir"/*.deb
+	(cd "$dir" && as_user apt-get download -q "$1" >/dev/null 2>&1) || return 1
+	as_user dpkg-deb -x "$dir"/*.deb "$dir/root" && as_user touch "$dir/.unpacked"
+}
 fetch_peers() {
-	local p dir
+	local p
 	for p in "${peers[@]}"; do
-		dir=$here/../build/peers/$p
-		[ -e "$dir/.unpacked" ] && continue
-		mkdir -p "$dir"
-		(cd "$dir" && rm -f ./*.deb && apt-get download -q "$p" >/dev/null 2>&1) ||
-			{ echo "deps: cannot download $p (apt-get download; run 'apt-get update' as root)" >&2; return 1; }
-		dpkg-deb -x "$dir"/*.deb "$dir/root" && touch "$dir/.unpacked"
+		fetch_peer "$p" ||
+			echo "deps: warning: could not fetch $p into build/peers (apt-get download; needs the package lists: apt-get update)" >&2
 	done
 }
 

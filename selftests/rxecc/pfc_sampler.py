@@ -46,6 +46,18 @@ WD_KEYS = ("wd_storm", "wd_storms", "wd_restorations", "wd_drops", "wd_pause_ign
 NS_KEYS = {"pause_tx_duration_us", "pause_rx_duration_us", "wd_storm_duration_us"}
 
 
+def messages(data):
+    """The netlink messages of one datagram: (type, seq, payload after the
+    header) each (also pfc_tc_fuzz.py's and rx_stall.py's)."""
+    off = 0
+    while off + 16 <= len(data):
+        length, mtype, _, seq, _ = struct.unpack_from("=IHHII", data, off)
+        if length < 16:
+            raise OSError("malformed netlink message")
+        yield mtype, seq, data[off + 16:off + length]
+        off += (length + 3) & ~3
+
+
 def attrs(buf):
     """{type: payload} of a run of netlink attributes (also rx_stall.py's)."""
     out, off = {}, 0
@@ -82,14 +94,7 @@ class Netns:
                                    self.seq, 0) + body)
         msgs = []
         while True:
-            data = self.sock.recv(1 << 20)
-            off = 0
-            while off + 16 <= len(data):
-                length, mtype, _, seq, _ = struct.unpack_from("=IHHII", data, off)
-                if length < 16:
-                    raise OSError("malformed netlink message")
-                payload = data[off + 16:off + length]
-                off += (length + 3) & ~3
+            for mtype, seq, payload in messages(self.sock.recv(1 << 20)):
                 if seq != self.seq:
                     continue
                 if mtype == NLMSG_DONE:

@@ -31,6 +31,8 @@ import struct
 import subprocess
 import sys
 
+from pfc_sampler import messages
+
 RTM_NEWQDISC, RTM_GETQDISC = 36, 38
 NLM_F_REQUEST, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP = 0x1, 0x4, 0x400, 0x300
 NLMSG_ERROR, NLMSG_DONE = 2, 3
@@ -76,12 +78,7 @@ class Rtnl:
         self.s.send(struct.pack("=IHHII", 16 + len(body), typ, flags, self.seq, 0) + body)
         msgs = []
         while True:
-            data = self.s.recv(1 << 16)
-            off = 0
-            while off + 16 <= len(data):
-                ln, t, _, seq, _ = struct.unpack_from("=IHHII", data, off)
-                payload = data[off + 16:off + ln]
-                off += (ln + 3) & ~3
+            for t, seq, payload in messages(self.s.recv(1 << 16)):
                 if seq != self.seq:
                     continue
                 if t == NLMSG_ERROR:

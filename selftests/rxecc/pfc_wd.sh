@@ -360,7 +360,8 @@ node_exporter() {
 	mkdir -p "$dir"
 	ns_run "$(fabric_ns 1)" "$T" metrics dev h1 >"$dir/rxecc.prom.tmp" || return 1
 	mv "$dir/rxecc.prom.tmp" "$dir/rxecc.prom"
-	ns_run "$(fabric_ns 1)" "$NODE_EXPORTER" --collector.disable-defaults --collector.textfile \
+	# ip execs node_exporter: $! is node_exporter itself
+	ip netns exec "$(fabric_ns 1)" timeout 120 "$NODE_EXPORTER" --collector.disable-defaults --collector.textfile \
 		--collector.textfile.directory="$dir" --collector.infiniband --log.level=debug \
 		--web.listen-address=127.0.0.1:19100 >"$LOGDIR/node_exporter.log" 2>&1 &
 	pid=$!
@@ -374,10 +375,10 @@ node_exporter() {
 	grep -qx 'node_textfile_scrape_error 0' "$LOGDIR/node_exporter.txt" ||
 		{ echo "textfile collector: $(grep textfile "$LOGDIR/node_exporter.txt")"; return 1; }
 	# h1 is idle: its counters are those of the file. node_exporter writes
-	# values of a million and more as 1.234567e+06.
+	# values of a million and more as 1.234567e+06 (mawk's %d stops at 2^31).
 	for c in tx_pause_storm_error_events rcvd_pkts out_of_sequence local_ack_timeout_err; do
 		v=$(port_counter h1 "$c") || return 1
-		got=$(awk -v k="rxecc_port_${c}_total{$l}" '$1 == k {printf "%d\n", $2}' "$LOGDIR/node_exporter.txt")
+		got=$(awk -v k="rxecc_port_${c}_total{$l}" '$1 == k {printf "%.0f\n", $2}' "$LOGDIR/node_exporter.txt")
 		echo "rxecc_port_${c}_total{$l}: node_exporter ${got:-none}, hw_counters $v"
 		[ "$got" = "$v" ] || rc=1
 	done

@@ -32,7 +32,7 @@ import struct
 import sys
 import time
 
-from pfc_sampler import attrs
+from pfc_sampler import attrs, messages
 
 NETLINK_NETFILTER = 12
 NFNL_SUBSYS_QUEUE = 3
@@ -74,13 +74,12 @@ class Queue:
         """A configuration request, and its acknowledgement."""
         self.send(NFQNL_MSG_CONFIG, body, NLM_F_REQUEST | NLM_F_ACK)
         while True:
-            data = self.sock.recv(1 << 16)
-            length, mtype, _, seq, _ = struct.unpack_from("=IHHII", data)
-            if mtype == NLMSG_ERROR and seq == self.seq:
-                err = struct.unpack_from("=i", data, 16)[0]
-                if err:
-                    raise OSError(-err, f"nfqueue {self.num} configuration")
-                return
+            for mtype, seq, payload in messages(self.sock.recv(1 << 16)):
+                if mtype == NLMSG_ERROR and seq == self.seq:
+                    err = struct.unpack_from("=i", payload)[0]
+                    if err:
+                        raise OSError(-err, f"nfqueue {self.num} configuration")
+                    return
 
     def packets(self):
         """The ids of the queued packets the socket holds now (no wait)."""
@@ -90,16 +89,14 @@ class Queue:
                 data = self.sock.recv(1 << 16, socket.MSG_DONTWAIT)
             except BlockingIOError:
                 return ids
-            off = 0
-            while off + 16 <= len(data):
-                length, mtype, _, _, _ = struct.unpack_from("=IHHII", data, off)
-                if length < 16:
-                    break
-                if mtype == (NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET:
-                    hdr = attrs(data[off + 20:off + length]).get(NFQA_PACKET_HDR)
-                    if hdr:
-                        ids.append(struct.unpack_from("!I", hdr)[0])
-                off += (length + 3) & ~3
+            try:
+                for mtype, _, payload in messages(data):
+                    if mtype == (NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET:
+                        hdr = attrs(payload[4:]).get(NFQA_PACKET_HDR)
+                        if hdr:
+                            ids.append(struct.unpack_from("!I", hdr)[0])
+            except OSError:
+                pass    # the rest of a malformed datagram: keep releasing the others
 
     def verdict(self, pid, batch=False):
         self.send(NFQNL_MSG_VERDICT_BATCH if batch else NFQNL_MSG_VERDICT,

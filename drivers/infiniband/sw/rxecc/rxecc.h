@@ -167,12 +167,6 @@ struct rxecc_qp {
 #define RXECC_OPCODE_CNP	0x81
 #define RXECC_CNP_RESERVED	16
 
-/*
- * Fill mlx5's names for counts that rxe keeps under its own in a port
- * counter snapshot (rxe_ib_get_hw_stats()).
- */
-void rxecc_hw_stats_alias(u64 *value);
-
 /* Device lifetime hooks (rxe.c, rxe_verbs.c). */
 void rxecc_dev_init(struct rxe_dev *rxe);
 int rxecc_dev_registering(struct rxe_dev *rxe);

@@ -116,17 +116,6 @@ static bool rxecc_dev_visible(struct rxe_dev *rxe, struct net *net)
 }
 
 /*
- * out_of_sequence and packet_seq_err are rxe's out_of_seq_request and
- * rcvd_seq_err under mlx5's names: copied at every read rather than counted
- * twice, so that the two names never disagree and a reset clears both.
- */
-void rxecc_hw_stats_alias(u64 *value)
-{
-	value[RXECC_CNT_OUT_OF_SEQUENCE] = value[RXE_CNT_OUT_OF_SEQ_REQ];
-	value[RXECC_CNT_PACKET_SEQ_ERR] = value[RXE_CNT_RCV_SEQ_ERR];
-}
-
-/*
  * Called from rxe_dealloc() (also for a device whose registration failed)
  * and on a registration failure; safe to call twice. The sockets are let go
  * before the device leaves the list: a namespace's exit waits for its

@@ -564,7 +564,7 @@ static int rxecc_nl_defaults_set(struct sk_buff *skb, struct genl_info *info)
 	return err;
 }
 
-/* The port counters, by rxe's own names and in rxe's own order. */
+/* The port counters, by their hw_counters names and in their table's order. */
 static int rxecc_nl_fill_stats(struct sk_buff *msg, u32 portid, u32 seq,
 			       int flags, struct rxe_dev *rxe)
 {
