@@ -16,6 +16,12 @@
 #                                   over it (after the hosts)
 #   fabric_ring S1 S2 ... Sn        the switches in a ring, every host routed one way
 #                                   round it (after the hosts)
+#   fabric_leafspine K M H [TYPE]   a leaf-spine fabric: spines sp1..spM, leaves lf1..lfK,
+#                                   H hosts per leaf (hosts 1..K*H), every leaf linked to
+#                                   every spine, ECMP over the spines (multipath routes)
+#   fabric_ecmp_hash POLICY         fib_multipath_hash_policy (IPv4 and IPv6) of every
+#                                   switch: 0 L3, 1 L4 (5-tuple), 3 custom
+#   fabric_tx_bytes S PORT          bytes switch S sent out of PORT (its netdev counter)
 #   fabric_qdisc_sampler [INTERVAL] every pfc qdisc of every switch, sampled every INTERVAL s
 #                                   (default 0.1) until SIGTERM (pfc_sampler.py)
 #   fabric_mtu I MTU                the MTU of host I's link (both ends)
@@ -225,6 +231,67 @@ fabric_ring() {
 			[ "${FABRIC_SWITCH_OF[$i]}" = "$s" ] || fabric_route "$s" "$i" "$next" || return 1
 		done
 	done
+}
+
+# fabric_leafspine K M H [TYPE]: spines sp1..spM and leaves lf1..lfK (after
+# fabric_init; its switch sw stays unused), H hosts on each leaf: host
+# (l-1)*H+j on lf<l>, port swp<host>, rdma device of link TYPE. Every leaf
+# is linked to every spine (lf<l>'s port to-sp<s>, sp<s>'s to-lf<l>). A spine
+# routes each host to its leaf; a leaf routes each host of another leaf over
+# all spines at once, one next hop per spine (a multipath route, so the
+# kernel spreads flows by fib_multipath_hash_policy: fabric_ecmp_hash). Routes
+# go in one `ip -batch` per switch: a 4-leaf fabric has over a hundred.
+# Every port's receive processing runs on CPU 0 (RPS, for in-order
+# delivery), so all of the fabric's packets in flight wait in that CPU's one
+# backlog: with flows over two spines converging on a leaf, its default 1000
+# packets overflowed (48731 drops, nowhere counted by a switch port, in a run
+# of 16 QPs): the builder raises net.core.netdev_max_backlog (global) to
+# FABRIC_BACKLOG, default 20000, as a switch's buffer would hold them.
+fabric_leafspine() {
+	local k=$1 m=$2 h=$3 type=${4:-rxecc} l s i leaf batch hops hops6
+	sysctl -qw net.core.netdev_max_backlog="${FABRIC_BACKLOG:-20000}" || return 1
+	for ((s = 1; s <= m; s++)); do fabric_add_switch "sp$s" || return 1; done
+	for ((l = 1; l <= k; l++)); do
+		fabric_add_switch "lf$l" || return 1
+		for ((i = (l - 1) * h + 1; i <= l * h; i++)); do
+			fabric_add_host "$i" "$type" "lf$l" || return 1
+		done
+		for ((s = 1; s <= m; s++)); do fabric_link "lf$l" "sp$s" || return 1; done
+	done
+	for ((s = 1; s <= m; s++)); do
+		batch=''
+		for i in "${FABRIC_HOSTS[@]}"; do
+			leaf=${FABRIC_SWITCH_OF[$i]}
+			batch+="route replace 10.0.$i.0/24 via ${FABRIC_NEXT[sp$s:$leaf]}"$'\n'
+			batch+="route replace fd00:0:0:$i::/64 via ${FABRIC_NEXT6[sp$s:$leaf]}"$'\n'
+		done
+		ip -n "$(fabric_sw_ns "sp$s")" -batch - <<<"$batch" || return 1
+	done
+	for ((l = 1; l <= k; l++)); do
+		hops='' hops6='' batch=''
+		for ((s = 1; s <= m; s++)); do
+			hops+=" nexthop via ${FABRIC_NEXT[lf$l:sp$s]}"
+			hops6+=" nexthop via ${FABRIC_NEXT6[lf$l:sp$s]}"
+		done
+		for i in "${FABRIC_HOSTS[@]}"; do
+			[ "${FABRIC_SWITCH_OF[$i]}" = "lf$l" ] && continue
+			batch+="route replace 10.0.$i.0/24$hops"$'\n'
+			batch+="route replace fd00:0:0:$i::/64$hops6"$'\n'
+		done
+		ip -n "$(fabric_sw_ns "lf$l")" -batch - <<<"$batch" || return 1
+	done
+}
+
+fabric_ecmp_hash() {
+	local s
+	for s in "${FABRIC_SWITCHES[@]}"; do
+		fabric_sw_in "$s" sysctl -qw net.ipv4.fib_multipath_hash_policy="$1" \
+			net.ipv6.fib_multipath_hash_policy="$1" || return 1
+	done
+}
+
+fabric_tx_bytes() {
+	ip netns exec "$(fabric_sw_ns "$1")" cat "/sys/class/net/$2/statistics/tx_bytes"
 }
 
 # fabric_dcqcn I set|profile ARGS...: `rxecc dcqcn` for host I's device;

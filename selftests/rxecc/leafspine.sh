@@ -1,0 +1,98 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The leaf-spine fabric (fabric_leafspine in fabric.sh): 2 spines, 4 leaves,
+# 2 hosts per leaf, rdma_rxecc on every host.
+#   - the builder: how long it takes (reported), and every host reaches
+#     every other over IPv4 and IPv6 (ping from h1), and RDMA from h1 on lf1
+#     to h8 on lf4 (ibv_rc_pingpong over the RoCEv2 GID, buffers checked);
+#   - ECMP: 16 RC QPs from h1 to h8 (ib_write_bw -q 16) with
+#     fib_multipath_hash_policy 0 (L3: source and destination address)
+#     take one spine, every byte over one of lf1's two uplinks; with 1 (L4:
+#     the UDP source port too) they spread over both, because each QP has
+#     its own source port (rdma_get_udp_sport() of its QP numbers, which
+#     Debian's 6.1 rxe already uses for connected QPs).
+# Neither run may lose a packet in the CPU's receive backlog (softnet drops:
+# the fabric's veths have no other queue; fabric_leafspine sizes it).
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/fabric.sh"
+need_root
+ITERS=${ITERS:-100}	# 16 KiB messages per QP
+
+ktap_header
+ktap_plan 4
+
+modules_unload >/dev/null 2>&1
+rxecc_load || { ktap_fail "load rdma_rxecc"; ktap_finished; }
+fabric_init
+
+build() {
+	local t0=$SECONDS
+	fabric_leafspine 4 2 2 || return 1
+	echo "leaf-spine with 2 spines, 4 leaves, 8 hosts built in $((SECONDS - t0)) s"
+}
+ktap_result "fabric_leafspine 4 2 2: 2 spines, 4 leaves, 8 hosts with an rxecc device each" build
+ktap_diag "$(tail -n 1 "$LOGDIR/step-1.log")"
+
+reach() {
+	local i rc=0
+	for i in 2 3 4 5 6 7 8; do
+		fabric_in 1 ping -c 1 -W 3 -q "$(fabric_ip "$i")" >/dev/null || { echo "h1 -> h$i (IPv4)"; rc=1; }
+		fabric_in 1 ping -6 -c 1 -W 3 -q "$(fabric_ip6 "$i")" >/dev/null ||
+			{ echo "h1 -> h$i (IPv6)"; rc=1; }
+	done
+	fabric_in 8 timeout 60 ibv_rc_pingpong -d h8 -g "$(fabric_gid 8)" -n 50 -c \
+		>"$LOGDIR/ls-pingpong.server.log" 2>&1 &
+	local pp=$!
+	wait_for 15 tcp_listening "$(fabric_ns 8)" 1 || rc=1
+	client_run "$LOGDIR/ls-pingpong.client.log" ip netns exec "$(fabric_ns 1)" \
+		ibv_rc_pingpong -d h1 -g "$(fabric_gid 1)" -n 50 -c "$(fabric_ip 8)" || rc=1
+	wait "$pp" || rc=1
+	return "$rc"
+}
+ktap_result "every host reaches every other (IPv4, IPv6); RDMA h1 (lf1) -> h8 (lf4) across a spine" reach
+
+# spread POLICY: 16 QPs h1 -> h8 under that hash policy; SHARES is the
+# percentage of the bytes lf1 sent up that each spine carried. Fails if the
+# transfer failed, carried less than its data, or lost packets in a backlog.
+spread() {
+	local a0 b0 a b rc=0 bw
+	fabric_ecmp_hash "$1" || return 1
+	a0=$(fabric_tx_bytes lf1 to-sp1) b0=$(fabric_tx_bytes lf1 to-sp2) || return 1
+	local sd0 r0 o0 d0
+	sd0=$(softnet_drops) r0=$(port_counter h1 completer_retry_err) o0=$(port_counter h8 out_of_sequence)
+	d0=$(port_counter h8 duplicate_request)
+	fabric_in 8 timeout "$(scaled_time 180)" ib_write_bw -d h8 -x "$(fabric_gid 8)" -F -q 16 \
+		-s 16384 -n "$ITERS" -p 18800 >"$LOGDIR/ls-ecmp$1.server.log" 2>&1 &
+	bw=$!
+	wait_for 15 tcp_listening "$(fabric_ns 8)" 1 || rc=1
+	client_run "$LOGDIR/ls-ecmp$1.client.log" ip netns exec "$(fabric_ns 1)" \
+		ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -q 16 -s 16384 -n "$ITERS" -p 18800 \
+		"$(fabric_ip 8)" >/dev/null || rc=1
+	wait "$bw" || rc=1
+	a=$(($(fabric_tx_bytes lf1 to-sp1) - a0)) b=$(($(fabric_tx_bytes lf1 to-sp2) - b0))
+	SHARES="$((100 * a / (a + b + 1))) $((100 * b / (a + b + 1)))"
+	local sd=$(($(softnet_drops) - sd0))
+	echo "softnet drops +$sd; h1 completer_retry_err" \
+		"+$(($(port_counter h1 completer_retry_err) - r0)); h8 out_of_sequence" \
+		"+$(($(port_counter h8 out_of_sequence) - o0)), duplicate_request +$(($(port_counter h8 duplicate_request) - d0))"
+	grep -h "BW average" -A1 "$LOGDIR/ls-ecmp$1.client.log" | tail -n 1
+	echo "policy $1: lf1 -> sp1 $a bytes, -> sp2 $b bytes (percent: $SHARES)"
+	# at least the data: 16 QPs x ITERS x 16 KiB
+	[ "$rc" -eq 0 ] && [ $((a + b)) -ge $((16 * ITERS * 16384)) ] && [ "$sd" -eq 0 ]
+}
+l3() {
+	spread 0 || return 1
+	# shellcheck disable=SC2086 # two numbers
+	set -- $SHARES
+	[ "$1" -ge 99 ] || [ "$2" -ge 99 ]
+}
+ktap_result "ECMP, L3 hash: 16 QPs h1 -> h8 all on one spine" l3
+l4() {
+	spread 1 || return 1
+	# shellcheck disable=SC2086 # two numbers
+	set -- $SHARES
+	[ "$1" -ge 10 ] && [ "$2" -ge 10 ]
+}
+ktap_result "ECMP, L4 hash: 16 QPs h1 -> h8 over both spines (each QP its own UDP source port)" l4
+
+ktap_finished
