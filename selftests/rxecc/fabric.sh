@@ -19,9 +19,14 @@
 #   fabric_leafspine K M H [TYPE]   a leaf-spine fabric: spines sp1..spM, leaves lf1..lfK,
 #                                   H hosts per leaf (hosts 1..K*H), every leaf linked to
 #                                   every spine, ECMP over the spines (multipath routes)
-#   fabric_ecmp_hash POLICY         fib_multipath_hash_policy (IPv4 and IPv6) of every
-#                                   switch: 0 L3, 1 L4 (5-tuple), 3 custom
+#   fabric_ecmp_hash POLICY [FIELDS]
+#                                   fib_multipath_hash_policy (IPv4 and IPv6) of every
+#                                   switch: 0 L3, 1 L4 (5-tuple), 3 custom (FIELDS: the
+#                                   fib_multipath_hash_fields mask)
 #   fabric_tx_bytes S PORT          bytes switch S sent out of PORT (its netdev counter)
+#   fabric_ports S                  the ports of switch S (hosts' and links')
+#   fabric_pfc_ports RATE ARGS...   every port of every switch a pfc qdisc at RATE Mbit/s
+#                                   with the rxecc qdisc options ARGS
 #   fabric_qdisc_sampler [INTERVAL] every pfc qdisc of every switch, sampled every INTERVAL s
 #                                   (default 0.1) until SIGTERM (pfc_sampler.py)
 #   fabric_mtu I MTU                the MTU of host I's link (both ends)
@@ -283,10 +288,25 @@ fabric_leafspine() {
 }
 
 fabric_ecmp_hash() {
-	local s
+	local s fields=()
+	[ -z "${2:-}" ] || fields=(net.ipv4.fib_multipath_hash_fields="$2" net.ipv6.fib_multipath_hash_fields="$2")
 	for s in "${FABRIC_SWITCHES[@]}"; do
-		fabric_sw_in "$s" sysctl -qw net.ipv4.fib_multipath_hash_policy="$1" \
+		fabric_sw_in "$s" sysctl -qw "${fields[@]}" net.ipv4.fib_multipath_hash_policy="$1" \
 			net.ipv6.fib_multipath_hash_policy="$1" || return 1
+	done
+}
+
+fabric_ports() {
+	ip -n "$(fabric_sw_ns "$1")" -o link show | sed -n 's/^[0-9]*: \(swp[0-9]*\|to-[^@:]*\)[@:].*/\1/p'
+}
+
+fabric_pfc_ports() {
+	local rate=$1 s p
+	shift
+	for s in "${FABRIC_SWITCHES[@]}"; do
+		for p in $(fabric_ports "$s"); do
+			fabric_sw_in "$s" "$RXECC_TOOL" qdisc replace dev "$p" rate "$rate" "$@" || return 1
+		done
 	done
 }
 

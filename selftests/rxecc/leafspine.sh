@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The leaf-spine fabric (fabric_leafspine in fabric.sh): 2 spines, 4 leaves,
-# 2 hosts per leaf, rdma_rxecc on every host.
+# 2 hosts per leaf, rdma_rxecc on every host, every switch port a pfc qdisc
+# (fabric_pfc_ports).
 #   - the builder: how long it takes (reported), and every host reaches
 #     every other over IPv4 and IPv6 (ping from h1), and RDMA from h1 on lf1
 #     to h8 on lf4 (ibv_rc_pingpong over the RoCEv2 GID, buffers checked);
@@ -22,16 +23,23 @@ ktap_header
 ktap_plan 4
 
 modules_unload >/dev/null 2>&1
-rxecc_load || { ktap_fail "load rdma_rxecc"; ktap_finished; }
+rxecc_load && pfc_load || { ktap_fail "load rdma_rxecc and sch_pfc"; ktap_finished; }
 fabric_init
 
 build() {
-	local t0=$SECONDS
+	local t0=$SECONDS s n=0
 	fabric_leafspine 4 2 2 || return 1
 	echo "leaf-spine with 2 spines, 4 leaves, 8 hosts built in $((SECONDS - t0)) s"
+	# every egress a pfc port (1 Gbit/s, PFC off: faster than the guest moves data)
+	fabric_pfc_ports 1000 pfc none || return 1
+	for s in "${FABRIC_SWITCHES[@]}"; do
+		n=$((n + $(tc -n "$(fabric_sw_ns "$s")" qdisc show | grep -c '^qdisc pfc')))
+	done
+	echo "$n pfc ports (8 towards hosts, 16 on the 8 leaf-spine links)"
+	[ "$n" -eq 24 ]
 }
-ktap_result "fabric_leafspine 4 2 2: 2 spines, 4 leaves, 8 hosts with an rxecc device each" build
-ktap_diag "$(tail -n 1 "$LOGDIR/step-1.log")"
+ktap_result "fabric_leafspine 4 2 2: 2 spines, 4 leaves, 8 hosts with an rxecc device each; every switch port a pfc qdisc" build
+ktap_diag "$(head -n 1 "$LOGDIR/step-1.log")"
 
 reach() {
 	local i rc=0
