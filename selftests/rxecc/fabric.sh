@@ -245,7 +245,8 @@ fabric_ring() {
 # routes each host to its leaf; a leaf routes each host of another leaf over
 # all spines at once, one next hop per spine (a multipath route, so the
 # kernel spreads flows by fib_multipath_hash_policy: fabric_ecmp_hash). Routes
-# go in one `ip -batch` per switch: a 4-leaf fabric has over a hundred.
+# go in one `ip -batch` per switch (fabric_leafspine 4 2 2: 80 routes).
+# Limits: K*H hosts up to 250, K+M+K*M up to 255 (link subnets).
 # Every port's receive processing runs on CPU 0 (RPS, for in-order
 # delivery), so all of the fabric's packets in flight wait in that CPU's one
 # backlog: with flows over two spines converging on a leaf, its default 1000
@@ -254,6 +255,12 @@ fabric_ring() {
 # FABRIC_BACKLOG, default 20000, as a switch's buffer would hold them.
 fabric_leafspine() {
 	local k=$1 m=$2 h=$3 type=${4:-rxecc} l s i leaf batch hops hops6
+	if [ "$k" -lt 1 ] || [ "$m" -lt 1 ] || [ "$h" -lt 1 ] || [ $((k * h)) -gt 250 ] ||
+		[ $((k + m + k * m + ${#FABRIC_SWITCHES[@]})) -gt 255 ]; then
+		echo "fabric_leafspine: K*H hosts up to 250, K+M+K*M up to 255" >&2
+		return 1
+	fi
+	FABRIC_BACKLOG0=${FABRIC_BACKLOG0:-$(sysctl -n net.core.netdev_max_backlog)}
 	sysctl -qw net.core.netdev_max_backlog="${FABRIC_BACKLOG:-20000}" || return 1
 	for ((s = 1; s <= m; s++)); do fabric_add_switch "sp$s" || return 1; done
 	for ((l = 1; l <= k; l++)); do
@@ -409,5 +416,7 @@ fabric_destroy() {
 	FABRIC_SWITCHES=()
 	FABRIC_UPLINKS=0
 	FABRIC_NEXT=() FABRIC_NEXT6=()
+	[ -z "${FABRIC_BACKLOG0:-}" ] || sysctl -qw net.core.netdev_max_backlog="$FABRIC_BACKLOG0"
+	unset FABRIC_BACKLOG0
 	return 0
 }

@@ -3,9 +3,10 @@
 # The leaf-spine fabric (fabric_leafspine in fabric.sh): 2 spines, 4 leaves,
 # 2 hosts per leaf, rdma_rxecc on every host, every switch port a pfc qdisc
 # (fabric_pfc_ports).
-#   - the builder: how long it takes (reported), and every host reaches
-#     every other over IPv4 and IPv6 (ping from h1), and RDMA from h1 on lf1
-#     to h8 on lf4 (ibv_rc_pingpong over the RoCEv2 GID, buffers checked);
+#   - the builder: how long it takes (reported); the first host of each
+#     leaf reaches every host of the other leaves over IPv4 and IPv6 (ping),
+#     and RDMA from h1 on lf1 to h8 on lf4 (ibv_rc_pingpong over the RoCEv2
+#     GID, buffers checked);
 #   - ECMP: 16 RC QPs from h1 to h8 (ib_write_bw -q 16) with
 #     fib_multipath_hash_policy 0 (L3: source and destination address)
 #     take one spine, every byte over one of lf1's two uplinks; with 1 (L4:
@@ -23,7 +24,7 @@ ktap_header
 ktap_plan 4
 
 modules_unload >/dev/null 2>&1
-rxecc_load && pfc_load || { ktap_fail "load rdma_rxecc and sch_pfc"; ktap_finished; }
+{ rxecc_load && pfc_load; } || { ktap_fail "load rdma_rxecc and sch_pfc"; ktap_finished; }
 fabric_init
 
 build() {
@@ -42,11 +43,15 @@ ktap_result "fabric_leafspine 4 2 2: 2 spines, 4 leaves, 8 hosts with an rxecc d
 ktap_diag "$(head -n 1 "$LOGDIR/step-1.log")"
 
 reach() {
-	local i rc=0
-	for i in 2 3 4 5 6 7 8; do
-		fabric_in 1 ping -c 1 -W 3 -q "$(fabric_ip "$i")" >/dev/null || { echo "h1 -> h$i (IPv4)"; rc=1; }
-		fabric_in 1 ping -6 -c 1 -W 3 -q "$(fabric_ip6 "$i")" >/dev/null ||
-			{ echo "h1 -> h$i (IPv6)"; rc=1; }
+	local i j rc=0
+	for i in 1 3 5 7; do
+		for j in 1 2 3 4 5 6 7 8; do
+			[ "${FABRIC_SWITCH_OF[$i]}" != "${FABRIC_SWITCH_OF[$j]}" ] || continue
+			fabric_in "$i" ping -c 1 -W 3 -q "$(fabric_ip "$j")" >/dev/null ||
+				{ echo "h$i -> h$j (IPv4)"; rc=1; }
+			fabric_in "$i" ping -6 -c 1 -W 3 -q "$(fabric_ip6 "$j")" >/dev/null ||
+				{ echo "h$i -> h$j (IPv6)"; rc=1; }
+		done
 	done
 	fabric_in 8 timeout 60 ibv_rc_pingpong -d h8 -g "$(fabric_gid 8)" -n 50 -c \
 		>"$LOGDIR/ls-pingpong.server.log" 2>&1 &
@@ -57,7 +62,7 @@ reach() {
 	wait "$pp" || rc=1
 	return "$rc"
 }
-ktap_result "every host reaches every other (IPv4, IPv6); RDMA h1 (lf1) -> h8 (lf4) across a spine" reach
+ktap_result "each leaf's first host reaches every host of the other leaves (IPv4, IPv6); RDMA h1 (lf1) -> h8 (lf4) across a spine" reach
 
 # spread POLICY: 16 QPs h1 -> h8 under that hash policy; SHARES is the
 # percentage of the bytes lf1 sent up that each spine carried. Fails if the
@@ -65,7 +70,8 @@ ktap_result "every host reaches every other (IPv4, IPv6); RDMA h1 (lf1) -> h8 (l
 spread() {
 	local a0 b0 a b rc=0 bw
 	fabric_ecmp_hash "$1" || return 1
-	a0=$(fabric_tx_bytes lf1 to-sp1) b0=$(fabric_tx_bytes lf1 to-sp2) || return 1
+	a0=$(fabric_tx_bytes lf1 to-sp1) || return 1
+	b0=$(fabric_tx_bytes lf1 to-sp2) || return 1
 	local sd0 r0 o0 d0
 	sd0=$(softnet_drops) r0=$(port_counter h1 completer_retry_err) o0=$(port_counter h8 out_of_sequence)
 	d0=$(port_counter h8 duplicate_request)
@@ -88,6 +94,10 @@ spread() {
 	# at least the data: 16 QPs x ITERS x 16 KiB
 	[ "$rc" -eq 0 ] && [ $((a + b)) -ge $((16 * ITERS * 16384)) ] && [ "$sd" -eq 0 ]
 }
+# L3: perftest's TCP setup has the same addresses, so only neighbour
+# discovery crosses the other spine. L4: each QP's source port comes from its
+# QP numbers and the hash seed is random per boot; one spine carrying at most
+# one QP of 16 (under 10 %) has a probability of about 5e-4.
 l3() {
 	spread 0 || return 1
 	# shellcheck disable=SC2086 # two numbers
