@@ -13,7 +13,17 @@
 #     the UDP source port too) they spread over both, because each QP has
 #     its own source port (rdma_get_udp_sport() of its QP numbers, which
 #     Debian's 6.1 rxe already uses for connected QPs).
-# Neither run may lose a packet in the CPU's receive backlog (softnet drops:
+#   - the UDP source port (udp_sport, rxecc_sport.c; sport_check.py reads
+#     h1's captured packets): under flow_label (the default) each QP's
+#     packets both ways carry rdma_get_udp_sport() of both QP numbers
+#     (perftest: RC, and UD per destination); under qpn rxe's hash of the
+#     sending QP's number; over rdma_cm (rxecc-verbs) the flow label rdma_cm
+#     derives from its ports (IPv4) or the one the application gives its
+#     IPv6 source address (--flow-label), the same at both ends, the port
+#     folded from it, and over IPv6 the label in the IPv6 header. The label steers: L4 ECMP takes each label's
+#     connection over one spine, the same one again for the same label, and
+#     some label over each spine.
+# Neither ECMP run may lose a packet in the CPU's receive backlog (softnet drops:
 # the fabric's veths have no other queue; fabric_leafspine sizes it).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fabric.sh"
@@ -21,7 +31,7 @@ need_root
 ITERS=${ITERS:-100}	# 16 KiB messages per QP
 
 ktap_header
-ktap_plan 4
+ktap_plan 7
 
 modules_unload >/dev/null 2>&1
 { rxecc_load && pfc_load; } || { ktap_fail "load rdma_rxecc and sch_pfc"; ktap_finished; }
@@ -112,5 +122,125 @@ l4() {
 	[ "$1" -ge 10 ] && [ "$2" -ge 10 ]
 }
 ktap_result "ECMP, L4 hash: 16 QPs h1 -> h8 over both spines (each QP its own UDP source port)" l4
+
+# ---- the UDP source port ----------------------------------------------------
+SPORT_CHECK="python3 $(dirname "$0")/sport_check.py"
+VERBS=$RXECC_TOP/build/userspace/rxecc-verbs
+
+# cap_start NAME / cap_stop NAME: h1's RoCE packets (headers only, both
+# ways) in $LOGDIR/NAME.pcap.
+cap_start() {
+	fabric_in 1 timeout "$(scaled_time 200)" dumpcap -q -i eth0 -s 96 -f 'udp port 4791' \
+		-w "$LOGDIR/$1.pcap" >"$LOGDIR/$1.dumpcap" 2>&1 &
+	CAP=$!
+	capture_ready "$LOGDIR/$1.pcap"
+}
+cap_stop() {
+	sleep 0.5
+	capture_stop "$LOGDIR/$1.pcap"
+	wait "$CAP" 2>/dev/null
+	return 0
+}
+
+# perftest_run NAME PROG ARGS...: PROG (a perftest) h1 -> h8, its client's
+# output in $LOGDIR/NAME.client.log.
+perftest_run() {
+	local name=$1 prog=$2 srv rc=0
+	shift 2
+	fabric_in 8 timeout "$(scaled_time 120)" "$prog" -d h8 -x "$(fabric_gid 8)" -F "$@" \
+		-p 18801 >"$LOGDIR/$name.server.log" 2>&1 &
+	srv=$!
+	wait_for 15 tcp_listening "$(fabric_ns 8)" 1 || rc=1
+	client_run "$LOGDIR/$name.client.log" ip netns exec "$(fabric_ns 1)" \
+		"$prog" -d h1 -x "$(fabric_gid 1)" -F "$@" -p 18801 "$(fabric_ip 8)" >/dev/null || rc=1
+	wait "$srv" || rc=1
+	return "$rc"
+}
+
+# perftest_sport POLICY: h1 and h8 under udp_sport POLICY; 4 RC QPs h1 -> h8
+# (ib_write_bw) and one UD QP (ib_send_bw -c UD); the ports of h1's captured
+# packets checked against the policy's rule.
+perftest_sport() {
+	local name=sport-$1 rc=0
+	fabric_dcqcn 1 set udp_sport "$1" && fabric_dcqcn 8 set udp_sport "$1" || return 1
+	cap_start "$name" || return 1
+	perftest_run "$name-rc" ib_write_bw -q 4 -s 4096 -n 50 || rc=1
+	perftest_run "$name-ud" ib_send_bw -c UD -s 512 -n 200 || rc=1
+	cap_stop "$name"
+	$SPORT_CHECK perftest "$1" "$LOGDIR/$name.pcap" "$(fabric_ip 1)" "$(fabric_ip 8)" \
+		"$LOGDIR/$name-rc.client.log" "$LOGDIR/$name-ud.client.log,ud" || rc=1
+	return "$rc"
+}
+sport_flow_label() {
+	local rc=0 pp
+	fabric_in 1 "$RXECC_TOOL" -j dcqcn show dev h1 | grep -q '"udp_sport":"flow_label"' ||
+		{ echo "h1's udp_sport is not flow_label by default"; rc=1; }
+	# h8 makes one QP more than h1, so that the two ends' QP numbers differ
+	# (a rule that reads only one of them shows)
+	fabric_in 8 timeout 30 ibv_rc_pingpong -d h8 -g "$(fabric_gid 8)" -p 18802 >/dev/null 2>&1 &
+	pp=$!
+	wait_for 15 tcp_listening_on "$(fabric_ns 8)" 18802 || rc=1
+	kill_tree "$pp"
+	wait "$pp" 2>/dev/null
+	perftest_sport flow_label || rc=1
+	return "$rc"
+}
+ktap_result "udp_sport flow_label (default): each QP's packets both ways on rdma_get_udp_sport() of both QP numbers; UD per destination" sport_flow_label
+sport_qpn() {
+	local rc=0
+	perftest_sport qpn || rc=1
+	fabric_in 1 "$RXECC_TOOL" -j dcqcn show dev h1 | grep -q '"udp_sport":"qpn"' ||
+		{ echo "h1's udp_sport does not read back as qpn"; rc=1; }
+	fabric_dcqcn 1 set udp_sport flow_label && fabric_dcqcn 8 set udp_sport flow_label || rc=1
+	return "$rc"
+}
+ktap_result "udp_sport qpn: every packet of a QP on rxe's hash of its own QP number (RC both ways, UD)" sport_qpn
+
+# cm_run NAME PORT ADDR [LABEL]: one rxecc-verbs connection h1 -> h8 at ADDR
+# (h8's), with the IPv6 flow label LABEL if given; CM_SPECS gets its
+# sport_check.py argument; SPINE is the spine that carried 90 % or more of
+# what lf1 sent up (0 if none did).
+cm_run() {
+	local name=$1 a0 b0 a b srv rc=0 src
+	a0=$(fabric_tx_bytes lf1 to-sp1) b0=$(fabric_tx_bytes lf1 to-sp2)
+	fabric_in 8 timeout "$(scaled_time 120)" "$VERBS" server "$3" -p "$2" --timeout 60 \
+		>"$LOGDIR/$name.s.json" 2>"$LOGDIR/$name.s.err" &
+	srv=$!
+	wait_for 10 grep -q listening "$LOGDIR/$name.s.err" || rc=1
+	fabric_in 1 timeout "$(scaled_time 120)" "$VERBS" client "$3" -p "$2" --count 100 \
+		--max-size 4096 --timeout 60 ${4:+--flow-label "$4"} >"$LOGDIR/$name.c.json" \
+		2>"$LOGDIR/$name.c.err" || { cat "$LOGDIR/$name.c.err"; rc=1; }
+	wait "$srv" || { cat "$LOGDIR/$name.s.err"; rc=1; }
+	a=$(($(fabric_tx_bytes lf1 to-sp1) - a0)) b=$(($(fabric_tx_bytes lf1 to-sp2) - b0))
+	SPINE=0
+	[ $((10 * a)) -ge $((9 * (a + b))) ] && SPINE=1
+	[ $((10 * b)) -ge $((9 * (a + b))) ] && SPINE=2
+	src=$(fabric_ip 1)
+	[[ $3 != *:* ]] || src=$(fabric_ip6 1)
+	CM_SPECS+=("$LOGDIR/$name.c.json,$LOGDIR/$name.s.json,$src,$3${4:+,$4}")
+	echo "$name: lf1 -> sp1 $a bytes, -> sp2 $b bytes: spine ${SPINE/#0/none}"
+	return "$rc"
+}
+cm_label() {
+	local rc=0 l first='' seen=''
+	CM_SPECS=()
+	cap_start cm || return 1
+	cm_run cm-v4 19601 "$(fabric_ip 8)" || rc=1
+	# IPv6 labels until a connection went over each spine
+	for l in 1 2 3 4 5 6 7 8 9 10; do
+		cm_run "cm-fl$l" $((19610 + l)) "$(fabric_ip6 8)" "$l" || rc=1
+		[ "$SPINE" -ne 0 ] || { rc=1; continue; }
+		[ -n "$first" ] || first="$l:$SPINE"
+		[[ $seen == *$SPINE* ]] || seen+=$SPINE
+		[ ${#seen} -lt 2 ] || break
+	done
+	[ ${#seen} -eq 2 ] || { echo "every label took the same spine"; rc=1; }
+	cm_run cm-again 19630 "$(fabric_ip6 8)" "${first%%:*}" || rc=1
+	[ "$SPINE" = "${first#*:}" ] || { echo "flow label ${first%%:*} changed spine"; rc=1; }
+	cap_stop cm
+	$SPORT_CHECK cm "$LOGDIR/cm.pcap" "${CM_SPECS[@]}" || rc=1
+	return "$rc"
+}
+ktap_result "rdma_cm: both ends' flow label from rdma_cm's ports (IPv4) or the application's IPv6 label, the port folded from it; the label steers L4 ECMP" cm_label
 
 ktap_finished

@@ -116,6 +116,10 @@ TEST(ToolValues, OtherKinds) {
     EXPECT_EQ(parse_value(knob("ecn"), "av"), 0U);
     EXPECT_EQ(code_of([&] { (void)parse_value(knob("ecn"), "ce"); }), Exit::bad_value);
     EXPECT_EQ(code_of([&] { (void)parse_value(knob("rp_clamp_tgt_rate"), "2"); }), Exit::bad_value);
+    EXPECT_EQ(parse_value(knob("udp_sport"), "flow_label"), uint32_t{RXECC_UDP_SPORT_FLOW_LABEL});
+    EXPECT_EQ(parse_value(knob("udp_sport"), "QPN"), uint32_t{RXECC_UDP_SPORT_QPN});
+    EXPECT_EQ(message_of([&] { (void)parse_value(knob("udp_sport"), "1"); }),
+              "udp_sport: '1' is not a source port policy (flow_label, qpn)");
 }
 
 TEST(ToolValues, ManyDecimalsAreRefusedNotACrash) {
@@ -155,6 +159,7 @@ TEST(ToolValues, FormatIsTheInputForm) {
     }
     EXPECT_EQ(format_value(knob("rp_enable"), 0x0f), "0x0f");
     EXPECT_EQ(format_value(knob("ecn"), 2), "ect0");
+    EXPECT_EQ(format_value(knob("udp_sport"), RXECC_UDP_SPORT_QPN), "qpn");
     EXPECT_EQ(format_kbps(40000000), "40 Gbit/s");
     EXPECT_EQ(format_kbps(12500), "12.5 Mbit/s");
     EXPECT_EQ(format_kbps(900), "900 kbit/s");
@@ -412,6 +417,7 @@ TEST(ToolRequest, DecodeConfigReply) {
     m.put_u8(RXECC_ATTR_RP_ENABLE, 0x0f);
     m.put_u8(RXECC_ATTR_NP_ENABLE, 0xf0);
     m.put_u8(RXECC_ATTR_ECN, 1);
+    m.put_u8(RXECC_ATTR_UDP_SPORT, RXECC_UDP_SPORT_QPN);
     auto* nest = m.nest_start(RXECC_ATTR_DCQCN);
     m.put_u32(RXECC_DCQCN_A_RP_GD, 9);
     m.put_u32(RXECC_DCQCN_A_NP_CNP_PRIO, 3);
@@ -427,6 +433,7 @@ TEST(ToolRequest, DecodeConfigReply) {
     EXPECT_EQ(knob_value(c, knob("rp_enable")), 0x0fU);
     EXPECT_EQ(knob_value(c, knob("np_enable")), 0xf0U);
     EXPECT_EQ(knob_value(c, knob("ecn")), 1U);
+    EXPECT_EQ(knob_value(c, knob("udp_sport")), uint32_t{RXECC_UDP_SPORT_QPN});
 }
 
 // A rate's mlx5 name shows whole Mbit/s as a number and anything else in

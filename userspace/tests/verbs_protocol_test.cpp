@@ -150,6 +150,13 @@ TEST(VerbsProtocol, CountsJsonKeys) {
         R"({"bad_completions":6,"bytes":2,"corrupt":3,"duplicated":5,"lost":4,"messages":1})");
 }
 
+TEST(VerbsProtocol, QpPathJsonKeys) {
+    const nlohmann::json j = to_json(QpPath{17, 18, 0xfffff, 40000, 18515});
+    EXPECT_EQ(
+        j.dump(),
+        R"({"cm_dst_port":18515,"cm_src_port":40000,"flow_label":1048575,"qpn":17,"remote_qpn":18})");
+}
+
 // NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(VerbsProtocol, WidenPicksTheNearestNumber) {
     constexpr uint64_t k32 = uint64_t{1} << 32U;

@@ -121,6 +121,9 @@ TEST(VerbsOptions, ClientAndServer) {
     EXPECT_EQ(c.ack_timeout, uint8_t{14});
     EXPECT_EQ(c.port, 2000);
     EXPECT_FALSE(c.busy_poll);
+    EXPECT_FALSE(c.flow_label);
+    const Options f = parse({"client", "fd00::1", "--count", "1", "--flow-label", "1048575"});
+    EXPECT_EQ(f.flow_label, uint32_t{0xfffff});
     const Options p = parse({"client", "h1", "--test", "ping", "--duration", "2.5", "--size", "64",
                              "--samples", "/tmp/s"});
     EXPECT_EQ(p.test, rxecc::verbs::Test::ping);
@@ -150,6 +153,9 @@ TEST(VerbsOptions, BadInputNamesTheProblem) {
         {{"client", "h1", "--frobnicate", "1"}, "unknown option"},
         {{"client", "h1", "h2", "--count", "1"}, "unexpected argument 'h2'"},
         {{"server", "-p", "70000"}, "-p: 70000 is out of range"},
+        {{"client", "h1", "--count", "1", "--flow-label", "1048576"},
+         "--flow-label: 1048576 is out"},
+        {{"server", "--flow-label", "5"}, "--flow-label: the client's option"},
     };
     for (const auto& [args, msg] : bad) {
         try {

@@ -90,7 +90,7 @@ nlohmann::json to_json(const Config& c) {
         const uint32_t v = knob_value(c, k);
         if (k.dcqcn_index >= 0)
             params[k.name] = v;
-        else if (k.unit == Unit::ecn || k.unit == Unit::prio)
+        else if (k.unit == Unit::ecn || k.unit == Unit::prio || k.unit == Unit::udp_sport)
             j[k.name] = format_value(k, v);
         else
             j[k.name] = v;

@@ -54,6 +54,8 @@ std::vector<Knob> make_knobs() {
                    RXECC_ATTR_PFC_STALL_CRITICAL});
     all.push_back({"device_stall_minor_watermark", Unit::millis, "ms", 0, 8000, -1,
                    RXECC_ATTR_PFC_STALL_MINOR});
+    all.push_back({"udp_sport", Unit::udp_sport, "flow_label|qpn", 0, RXECC_UDP_SPORT_QPN, -1,
+                   RXECC_ATTR_UDP_SPORT, Wire::u8});
     for (size_t i = 0; i < all.size(); ++i) all[i].index = i;
     return all;
 }
@@ -289,6 +291,8 @@ uint32_t parse_unchecked(const Knob& knob, std::string_view text) {
         case Unit::wd_action:
             return parse_word(knob, text, t, kWdActions,
                               "a watchdog action (drop, forward, alert)");
+        case Unit::udp_sport:
+            return parse_word(knob, text, t, kUdpSports, "a source port policy (flow_label, qpn)");
     }
     bad(knob, text, "a value");
 }
@@ -320,6 +324,9 @@ std::string format_value(const Knob& knob, uint32_t value) {
             return value == 0 ? "dscp" : value == 1 ? "pcp" : std::to_string(value);
         case Unit::wd_action:
             if (value < kWdActions.size()) return std::string(kWdActions.at(value));
+            break;
+        case Unit::udp_sport:
+            if (value < kUdpSports.size()) return std::string(kUdpSports.at(value));
             break;
         default:
             break;

@@ -31,10 +31,13 @@ enum class Unit {
     trust,      // dscp (0), pcp (1): enum tc_pfc_trust
     millis,     // milliseconds: 200, 200ms, 1.5s, 2000us (a whole number of ms)
     wd_action,  // drop (0), forward (1), alert (2): enum tc_pfc_wd_action
+    udp_sport,  // flow_label (0), qpn (1): enum rxecc_udp_sport
 };
 
 // The PFC watchdog's actions by value (enum tc_pfc_wd_action).
 inline constexpr std::array<std::string_view, 3> kWdActions = {"drop", "forward", "alert"};
+// The UDP source port policies by value (enum rxecc_udp_sport).
+inline constexpr std::array<std::string_view, 2> kUdpSports = {"flow_label", "qpn"};
 
 // How a value travels in a netlink attribute.
 enum class Wire : uint8_t { none, u8, u16, u32, u64 };
@@ -53,7 +56,8 @@ struct Knob {
 
 // Every knob, DCQCN parameters first in table order, then rp_enable,
 // np_enable, ecn, pfc_enable, roce_prio, link_speed, pfc_rx_xoff, pfc_rx_xon,
-// tx_qlimit, device_stall_critical_watermark, device_stall_minor_watermark.
+// tx_qlimit, device_stall_critical_watermark, device_stall_minor_watermark,
+// udp_sport.
 [[nodiscard]] const std::vector<Knob>& knobs();
 [[nodiscard]] const Knob* find_knob(std::string_view name);
 

@@ -1,5 +1,7 @@
 #include "client.hpp"
 
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -57,6 +59,7 @@ class Client {
     }
 
     void set_welcome(const Welcome& w) { w_ = w; }
+    void set_path(const QpPath& p) { path_ = p; }
     void watch(rdma_event_channel* ch) { c_.watch(ch); }
 
     int run() {
@@ -261,6 +264,7 @@ class Client {
         for (Op op : {Op::send, Op::write, Op::write_imm, Op::read}) {
             j["by_op"][std::string(op_name(op))] = by_op_.at(static_cast<size_t>(op));
         }
+        j["qp"] = to_json(path_);
         j["client_checked"] = to_json(mine_);
         j["server_checked"] = to_json(*result_);
         // Every message was checked by one side: READs by the client, the
@@ -298,6 +302,7 @@ class Client {
 
     const Options& o_;
     Welcome w_{};
+    QpPath path_{};
     uint32_t slot_;
     uint32_t ring_;
     Schedule sched_;
@@ -318,7 +323,18 @@ class Client {
 int run_client(const Options& o) {
     auto [ch, id] = open_cm();
     sockaddr_storage dst = resolve(o.addr, o.port);
-    if (rdma_resolve_addr(id.get(), nullptr, sa(dst), 2000) != 0) {
+    // rdma_cm takes the flow label from the IPv6 source address.
+    sockaddr_storage src{};
+    if (o.flow_label) {
+        if (dst.ss_family != AF_INET6) {
+            throw Error("--flow-label: " + o.addr + " is not an IPv6 address");
+        }
+        auto* src6 = reinterpret_cast<sockaddr_in6*>(&src);  // NOLINT(*-reinterpret-cast)
+        src6->sin6_family = AF_INET6;
+        src6->sin6_addr = in6addr_any;
+        src6->sin6_flowinfo = htonl(*o.flow_label);
+    }
+    if (rdma_resolve_addr(id.get(), o.flow_label ? sa(src) : nullptr, sa(dst), 2000) != 0) {
         throw Error(errstr("rdma_resolve_addr " + o.addr));
     }
     Event(ch.get(), o.timeout).expect(RDMA_CM_EVENT_ADDR_RESOLVED);
@@ -352,6 +368,7 @@ int run_client(const Options& o) {
         ev.expect(RDMA_CM_EVENT_ESTABLISHED);
         cl.set_welcome(decode_welcome(private_data(ev.get(), kWelcomeSize)));
     }
+    cl.set_path(qp_path(id.get()));
     cl.watch(ch.get());
     const int rc = cl.run();
     rdma_disconnect(id.get());

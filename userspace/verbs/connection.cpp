@@ -221,6 +221,16 @@ uint32_t imm_of(const ibv_wc& wc) {
     return ntohl(wc.imm_data);  // NOLINT(cppcoreguidelines-pro-type-union-access)
 }
 
+QpPath qp_path(rdma_cm_id* id) {
+    ibv_qp_attr attr{};
+    ibv_qp_init_attr init{};
+    if (const int e = ibv_query_qp(id->qp, &attr, IBV_QP_AV | IBV_QP_DEST_QPN, &init); e != 0) {
+        throw Error(errstr("ibv_query_qp", e));
+    }
+    return {id->qp->qp_num, attr.dest_qp_num, attr.ah_attr.grh.flow_label,
+            ntohs(rdma_get_src_port(id)), ntohs(rdma_get_dst_port(id))};
+}
+
 sockaddr_storage resolve(const std::string& host, uint16_t port) {
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;

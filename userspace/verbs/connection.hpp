@@ -121,6 +121,9 @@ std::string wc_text(const ibv_wc& wc);
 // A completion's immediate (host byte order).
 uint32_t imm_of(const ibv_wc& wc);
 
+// The QpPath of the id's connected QP.
+QpPath qp_path(rdma_cm_id* id);
+
 // `host` (empty: any) and `port` as a socket address.
 sockaddr_storage resolve(const std::string& host, uint16_t port);
 sockaddr* sa(sockaddr_storage& ss);

@@ -12,7 +12,9 @@ const char* const kUsage =
     "send|write|write_imm|read]\n"
     "                   [--count N] [--duration S] [--size B] [--max-size B] [--depth N]\n"
     "                   [--seed N] [--tos N] [--ack-timeout N] [--poll busy|event]\n"
-    "                   [--samples FILE] [--timeout S]\n"
+    "                   [--flow-label N] [--samples FILE] [--timeout S]\n"
+    "--flow-label N: the IPv6 flow label (0..1048575) of the connection (an IPv6 ADDR);\n"
+    "  rdma_cm otherwise derives one from its ports\n"
     "--timeout S: the longest wait for the peer, an event or a completion (default 30),\n"
     "  the server's wait for its client included\n"
     "exit status:\n"
@@ -119,6 +121,8 @@ Options parse_options(const std::vector<std::string>& args) {
             o.tos = number<uint8_t>(a, v, 0, 255);
         } else if (a == "--ack-timeout") {
             o.ack_timeout = number<uint8_t>(a, v, 0, 31);
+        } else if (a == "--flow-label") {
+            o.flow_label = number<uint32_t>(a, v, 0, 0xfffff);
         } else if (a == "--poll") {
             if (v != "busy" && v != "event") {
                 throw UsageError("--poll: '" + v + "' is not busy or event");
@@ -130,6 +134,9 @@ Options parse_options(const std::vector<std::string>& args) {
         } else {
             throw UsageError("unknown option '" + a + "'");
         }
+    }
+    if (o.server && o.flow_label) {
+        throw UsageError("--flow-label: the client's option (the server takes the client's)");
     }
     if (!o.server) {
         if (o.addr.empty()) {

@@ -32,8 +32,11 @@ struct Options {
     double timeout = 30;                 // --timeout: seconds without progress
     std::optional<uint8_t> tos;          // --tos: IP TOS (traffic class)
     std::optional<uint8_t> ack_timeout;  // --ack-timeout: the QP's local ACK timeout exponent
-    bool busy_poll = false;              // --poll busy|event (default: busy for ping)
-    std::string samples;                 // --samples FILE: "mono_ns rtt_ns" per message
+    // --flow-label: the IPv6 flow label (20 bits) of the client's source
+    // address, which rdma_cm gives the connection's address vectors
+    std::optional<uint32_t> flow_label;
+    bool busy_poll = false;  // --poll busy|event (default: busy for ping)
+    std::string samples;     // --samples FILE: "mono_ns rtt_ns" per message
 };
 
 // Parse argv[1..]; throws UsageError naming the bad argument.

@@ -131,6 +131,14 @@ nlohmann::json to_json(const Counts& c) {
             {"lost", c.lost},     {"duplicated", c.dup}, {"bad_completions", c.bad}};
 }
 
+nlohmann::json to_json(const QpPath& p) {
+    return {{"qpn", p.qpn},
+            {"remote_qpn", p.remote_qpn},
+            {"flow_label", p.flow_label},
+            {"cm_src_port", p.cm_src_port},
+            {"cm_dst_port", p.cm_dst_port}};
+}
+
 Ctl result_ctl(const Counts& c) {
     return {kMagic, Kind::result, 0, c.msgs, c.bytes, c.corrupt, c.lost, c.dup, c.bad};
 }

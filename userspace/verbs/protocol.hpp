@@ -114,6 +114,19 @@ struct Counts {
 };
 
 nlohmann::json to_json(const Counts& c);
+
+// A connected QP's numbers and flow label (as ibv_query_qp reports its
+// address vector) and the rdma_cm ports of its id: what the UDP source port
+// of its packets is derived from.
+struct QpPath {
+    uint32_t qpn = 0;
+    uint32_t remote_qpn = 0;
+    uint32_t flow_label = 0;
+    uint16_t cm_src_port = 0;
+    uint16_t cm_dst_port = 0;
+};
+
+nlohmann::json to_json(const QpPath& p);
 Ctl result_ctl(const Counts& c);
 Counts counts_of(const Ctl& c);
 

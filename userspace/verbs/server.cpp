@@ -71,6 +71,7 @@ class Server {
     }
 
     void watch(rdma_event_channel* ch) { c_.watch(ch); }
+    void set_path(const QpPath& p) { path_ = p; }
 
     [[nodiscard]] Welcome welcome() const {
         return {c_.addr(0), c_.addr(lay_.read_off()), c_.rkey(), lay_.read_len};
@@ -99,6 +100,7 @@ class Server {
         }
         const Counts n = counts();
         nlohmann::json j = {{"role", "server"}, {"test", ping_ ? "ping" : "verify"}};
+        j["qp"] = to_json(path_);
         j.update(to_json(n));
         j["ok"] = n.clean();
         std::cout << j.dump() << "\n";
@@ -201,6 +203,7 @@ class Server {
     }
 
     ServerLayout lay_;
+    QpPath path_{};
     bool ping_;
     Schedule sched_;
     Conn c_;
@@ -237,6 +240,7 @@ int run_server(const Options& o) {
         throw Error(errstr("rdma_accept"));
     }
     Event(ch.get(), o.timeout).expect(RDMA_CM_EVENT_ESTABLISHED);
+    srv.set_path(qp_path(id.get()));
     srv.watch(ch.get());
     const int rc = srv.run(o.timeout);
     Event(ch.get(), o.timeout).expect(RDMA_CM_EVENT_DISCONNECTED);

@@ -29,14 +29,14 @@ enum rxecc_cmd {
 	 * every visible device (dump). Reply: device attributes, PROFILE,
 	 * DCQCN, RP_ENABLE, NP_ENABLE, ECN, PFC_ENABLE, ROCE_PRIO, DSCP2PRIO,
 	 * LINK_MBPS, PFC_RX_XOFF, PFC_RX_XON, TX_QLIMIT, PFC_STALL_CRITICAL,
-	 * PFC_STALL_MINOR.
+	 * PFC_STALL_MINOR, UDP_SPORT.
 	 */
 	RXECC_CMD_DEV_GET,
 	/*
 	 * Change one device: PROFILE is loaded first, then the DCQCN values,
 	 * RP_ENABLE, NP_ENABLE, ECN, PFC_ENABLE, ROCE_PRIO, DSCP2PRIO,
-	 * LINK_MBPS, PFC_RX_XOFF, PFC_RX_XON, TX_QLIMIT, PFC_STALL_CRITICAL
-	 * and PFC_STALL_MINOR given are applied
+	 * LINK_MBPS, PFC_RX_XOFF, PFC_RX_XON, TX_QLIMIT, PFC_STALL_CRITICAL,
+	 * PFC_STALL_MINOR and UDP_SPORT given are applied
 	 * on top; the result is checked as a whole and replaces the device's
 	 * configuration in one step (its live QPs see all of it or none of it).
 	 */
@@ -134,6 +134,13 @@ enum rxecc_attr {
 	 * tx_pause_storm_warning_events.
 	 */
 	RXECC_ATTR_PFC_STALL_MINOR,
+	/*
+	 * u8, enum rxecc_udp_sport: how the UDP source port of RoCEv2
+	 * packets is chosen. A connected QP takes its port when it is given
+	 * its destination (modify to RTR) and keeps it; a UD QP's port is
+	 * chosen per packet.
+	 */
+	RXECC_ATTR_UDP_SPORT,
 
 	__RXECC_ATTR_MAX,
 	RXECC_ATTR_MAX = __RXECC_ATTR_MAX - 1
@@ -146,6 +153,22 @@ enum rxecc_ecn {
 	RXECC_ECN_AV,		/* as the address vector's traffic class says */
 	RXECC_ECN_ECT1,
 	RXECC_ECN_ECT0,		/* default */
+};
+
+enum rxecc_udp_sport {
+	/*
+	 * Default, as mlx5 and the kernel's other RoCE drivers:
+	 * rdma_get_udp_sport(flow label, local QPN, remote QPN), the flow
+	 * label from the address vector (rdma_cm sets one), or computed from
+	 * both QP numbers when it is 0; for UD the remote QPN is the work
+	 * request's.
+	 */
+	RXECC_UDP_SPORT_FLOW_LABEL,
+	/*
+	 * rxe's QP-number hash, 0xC000 | hash_32(local QPN, 14), one port
+	 * per QP whatever its destination or flow label.
+	 */
+	RXECC_UDP_SPORT_QPN,
 };
 
 /*

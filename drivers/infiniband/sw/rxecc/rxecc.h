@@ -58,6 +58,7 @@ struct rxecc_cc_config {
 	u32 tx_qlimit;		/* bytes in the egress qdisc: QPs wait; 0 = off */
 	u32 pfc_stall_critical;	/* ms in XOFF: stop pausing; 0 = off */
 	u32 pfc_stall_minor;	/* ms in XOFF: a warning; 0 = from critical */
+	u8 udp_sport;		/* enum rxecc_udp_sport */
 	u8 dscp2prio[64];	/* priority of each DSCP */
 };
 
@@ -241,6 +242,13 @@ void rxecc_qp_free(struct rxe_qp *qp);
 void rxecc_qp_clear_counts(struct rxe_qp *qp);
 int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 bool rxecc_qp_of_current(struct rxe_qp *qp);
+
+/* The UDP source port of RoCEv2 packets (rxecc_sport.c). */
+struct ib_qp_attr;
+void rxecc_qp_set_sport(struct rxe_qp *qp, const struct ib_qp_attr *attr,
+			int mask);
+__be16 rxecc_udp_sport(struct rxe_pkt_info *pkt, const struct rxe_av *av);
+void rxecc_ipv6_flow_label(struct sk_buff *skb, const struct rxe_av *av);
 
 /* The transmit gate (rxecc_gate.c). */
 u8 rxecc_tx_tos(struct rxe_pkt_info *pkt, struct sk_buff *skb, u8 tclass);

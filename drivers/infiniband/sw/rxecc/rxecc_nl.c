@@ -130,7 +130,8 @@ static struct netlink_range_validation rxecc_nl_speedup_range = {
 	[RXECC_ATTR_PROFILE_KBPS] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_profile_kbps_range), \
 	[RXECC_ATTR_PROFILE_SPEEDUP] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_speedup_range), \
 	[RXECC_ATTR_PFC_STALL_CRITICAL] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_stall_range), \
-	[RXECC_ATTR_PFC_STALL_MINOR] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_stall_range)
+	[RXECC_ATTR_PFC_STALL_MINOR] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_stall_range), \
+	[RXECC_ATTR_UDP_SPORT] = NLA_POLICY_MAX(NLA_U8, RXECC_UDP_SPORT_QPN)
 
 static const struct nla_policy rxecc_nl_dev_policy[RXECC_ATTR_DEV_NAME + 1] = {
 	RXECC_NL_DEV_POLICY,
@@ -227,7 +228,8 @@ static int rxecc_nl_put_cfg(struct sk_buff *msg, const struct rxecc_cc_config *c
 	    nla_put_u32(msg, RXECC_ATTR_PFC_RX_XON, cfg->pfc_rx_xon) ||
 	    nla_put_u32(msg, RXECC_ATTR_TX_QLIMIT, cfg->tx_qlimit) ||
 	    nla_put_u32(msg, RXECC_ATTR_PFC_STALL_CRITICAL, cfg->pfc_stall_critical) ||
-	    nla_put_u32(msg, RXECC_ATTR_PFC_STALL_MINOR, cfg->pfc_stall_minor))
+	    nla_put_u32(msg, RXECC_ATTR_PFC_STALL_MINOR, cfg->pfc_stall_minor) ||
+	    nla_put_u8(msg, RXECC_ATTR_UDP_SPORT, cfg->udp_sport))
 		return -EMSGSIZE;
 	nest = nla_nest_start(msg, RXECC_ATTR_DCQCN);
 	if (!nest)
@@ -459,6 +461,8 @@ static struct rxecc_cc_config *rxecc_nl_build(const struct rxecc_cc_config *old,
 		new->pfc_stall_critical = nla_get_u32(attrs[RXECC_ATTR_PFC_STALL_CRITICAL]);
 	if (attrs[RXECC_ATTR_PFC_STALL_MINOR])
 		new->pfc_stall_minor = nla_get_u32(attrs[RXECC_ATTR_PFC_STALL_MINOR]);
+	if (attrs[RXECC_ATTR_UDP_SPORT])
+		new->udp_sport = nla_get_u8(attrs[RXECC_ATTR_UDP_SPORT]);
 	err = rxecc_nl_check_stall(new, attrs, extack);
 	if (err)
 		goto fail;
