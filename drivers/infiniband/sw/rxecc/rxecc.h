@@ -242,6 +242,11 @@ void rxecc_qp_free(struct rxe_qp *qp);
 void rxecc_qp_clear_counts(struct rxe_qp *qp);
 int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 bool rxecc_qp_of_current(struct rxe_qp *qp);
+/* mlx5's RoCE packet type in a UD receive completion's sl */
+#define RXECC_WC_SL_ROCE_UDP	0x8
+#define RXECC_WC_SL_IPV6	0x1
+#define RXECC_WC_SL_IPV4	0x2
+u8 rxecc_ud_wc_sl(const struct sk_buff *skb);
 
 /* The UDP source port of RoCEv2 packets (rxecc_sport.c). */
 struct ib_qp_attr;

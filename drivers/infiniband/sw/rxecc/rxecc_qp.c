@@ -222,3 +222,17 @@ int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	nla_nest_end(msg, table);
 	return 0;
 }
+
+/*
+ * The sl of a user-space UD receive completion: the RoCE packet type, as
+ * mlx5 reports it there (bit 3: UDP, RoCEv2; bits 2:0: 1 IPv6, 2 IPv4),
+ * which tells the application where in the receive buffer's first 40
+ * bytes the network header lies (IPv4: the last 20). Kernel consumers get
+ * it in wc->network_hdr_type; user space has no other field for it. UCX's
+ * ud_verbs reads it to check the destination address.
+ */
+u8 rxecc_ud_wc_sl(const struct sk_buff *skb)
+{
+	return RXECC_WC_SL_ROCE_UDP | (skb->protocol == htons(ETH_P_IP) ?
+				       RXECC_WC_SL_IPV4 : RXECC_WC_SL_IPV6);
+}

@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# UCX (Debian's ucx-utils 1.13) over rxecc between two fabric hosts, UCX
+# forced onto the rxecc devices: UCX_NET_DEVICES=hI:1, UCX_IB_GID_INDEX the
+# host address' RoCEv2 GID (UCX takes index 0 unless told: the link-local
+# IPv6 GID, which no router forwards), UCX_TLS as below.
+#   - ucx_info -d lists rc_verbs and ud_verbs on the rxecc device;
+#   - ucx_perftest tag_bw and tag_lat over RC (UCX_TLS=rc,self: RC QPs,
+#     wired up over UD datagrams) and tag_bw over UD alone (ud,self) on the
+#     IPv4 GID; tag_bw over both on the IPv6 GID.
+# UCX's UD checks each datagram's destination address in the receive
+# buffer's network header, where the completion's sl says it is (mlx5's
+# RoCE packet type, patch 0021); with rxe's sl 0 it dropped every IPv4
+# datagram and the endpoints timed out ("UD endpoint ...: unhandled timeout
+# error"). Each run must exit 0 with its final line; SENDs must have
+# arrived (rdma_recvs).
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/fabric.sh"
+need_root
+command -v ucx_perftest >/dev/null || ktap_exit_skip "ucx_perftest is not installed (ucx-utils)"
+
+ktap_header
+ktap_plan 4
+
+modules_unload >/dev/null 2>&1
+rxecc_load || { ktap_fail "load rdma_rxecc"; ktap_finished; }
+fabric_init
+{ fabric_add_host 1 && fabric_add_host 2; } || { ktap_fail "fabric hosts 1 and 2"; ktap_finished; }
+
+devices() {
+	local t out rc=0
+	out=$(fabric_in 1 ucx_info -d 2>&1)
+	for t in rc_verbs ud_verbs; do
+		grep -A1 "Transport: $t" <<<"$out" | grep -q "Device: h1:1" || { echo "no $t on h1:1"; rc=1; }
+	done
+	return "$rc"
+}
+ktap_result "ucx_info -d: rc_verbs and ud_verbs on the rxecc device" devices
+
+PORT=13337
+# perf NAME TLS GID TEST: one ucx_perftest h1 -> h2 over GID index GID. Its
+# own connection (to exchange addresses) is TCP over IPv4: ucx_perftest
+# 1.13 resolves no IPv6 server name.
+perf() {
+	local name=$1 tls=$2 gid=$3 test=$4 srv rc=0 addr env
+	addr=$(fabric_ip 2)
+	env=(UCX_TLS="$tls" UCX_IB_GID_INDEX="$gid" UCX_WARN_UNUSED_ENV_VARS=n)
+	PORT=$((PORT + 1))
+	fabric_in 2 env UCX_NET_DEVICES=h2:1 "${env[@]}" timeout "$(scaled_time 60)" \
+		ucx_perftest -p "$PORT" >"$LOGDIR/$name.server.log" 2>&1 &
+	srv=$!
+	wait_for 15 tcp_listening_on "$(fabric_ns 2)" "$PORT" || rc=1
+	fabric_in 1 env UCX_NET_DEVICES=h1:1 "${env[@]}" timeout "$(scaled_time 60)" \
+		ucx_perftest "$addr" -p "$PORT" -t "$test" -s 65536 -n 200 >"$LOGDIR/$name.client.log" 2>&1 ||
+		{ rc=1; grep -m3 -E "Fatal|ERROR|error" "$LOGDIR/$name.client.log"; }
+	wait "$srv" || { rc=1; grep -m3 -E "Fatal|ERROR|error" "$LOGDIR/$name.server.log"; }
+	grep -q '^Final:' "$LOGDIR/$name.client.log" || rc=1
+	echo "$name: $(grep '^Final:' "$LOGDIR/$name.client.log" | tr -s ' ')"
+	return "$rc"
+}
+
+rc_v4() {
+	snap 1:rdma_recvs 2:rdma_recvs
+	perf rc-bw rc,self "$(fabric_gid 1)" tag_bw && perf rc-lat rc,self "$(fabric_gid 1)" tag_lat || return 1
+	echo "SENDs received (UD wireup, RC): h1 +$(delta 1:rdma_recvs), h2 +$(delta 2:rdma_recvs)"
+	delta_at_least 1:rdma_recvs 1 && delta_at_least 2:rdma_recvs 1
+}
+ktap_result "ucx_perftest tag_bw and tag_lat over RC (UD wireup), IPv4 RoCEv2 GID" rc_v4
+ud_v4() {
+	snap 2:rdma_recvs
+	perf ud-bw ud,self "$(fabric_gid 1)" tag_bw || return 1
+	delta_at_least 2:rdma_recvs 200
+}
+ktap_result "ucx_perftest tag_bw over UD alone, IPv4 RoCEv2 GID" ud_v4
+v6() {
+	perf rc6-bw rc,self "$(fabric_gid 1 6)" tag_bw && perf ud6-bw ud,self "$(fabric_gid 1 6)" tag_bw
+}
+ktap_result "ucx_perftest tag_bw over RC (UD wireup) and over UD alone, IPv6 RoCEv2 GID" v6
+
+ktap_finished
