@@ -43,8 +43,8 @@ A_DEV_INDEX, A_DEV_NAME, A_PROFILE, A_DCQCN = 2, 3, 6, 7
 A_RP_ENABLE, A_NP_ENABLE, A_ECN = 8, 9, 10
 A_PFC_ENABLE, A_ROCE_PRIO, A_DSCP2PRIO, A_LINK_MBPS = 14, 15, 16, 17
 A_PFC_RX_XOFF, A_PFC_RX_XON, A_TX_QLIMIT, A_PROFILE_KBPS = 18, 19, 20, 21
-A_PROFILE_SPEEDUP, A_PFC_STALL_CRITICAL, A_PFC_STALL_MINOR = 22, 23, 24
-A_MAX = 24
+A_PROFILE_SPEEDUP, A_PFC_STALL_CRITICAL, A_PFC_STALL_MINOR, A_UDP_SPORT = 22, 23, 24, 25
+A_MAX = 25
 DCQCN_MAX = 24
 RP_AI_RATE, RP_AI_RATE_KBPS = 6, 20    # one rate, in Mbit/s and in kbit/s
 CHANGING = {CMD_DEV_SET, CMD_DEFAULTS_SET, CMD_STATS_RESET}
@@ -168,7 +168,9 @@ class Fuzzer:
     def pfc_attr(self):
         """A priority/PFC attribute, now and then out of range."""
         r = self.rng
-        kind = r.randrange(6)
+        kind = r.randrange(7)
+        if kind == 6:
+            return attr(A_UDP_SPORT, u8(r.randint(0, 2)))
         if kind == 5:
             return attr(r.choice([A_PFC_STALL_CRITICAL, A_PFC_STALL_MINOR]),
                         u32(r.choice([0, 1, 79, 80, 100, 8000, 8001, 2**32 - 1])))
@@ -312,6 +314,8 @@ def checks(g, fam, dev, f):
         ("a u32 value sent as u64", CMD_DEV_SET, devattr + attr(A_DCQCN | NLA_F_NESTED, good + attr(3, u32(1) + u32(0))), errno.EINVAL),
         ("ECN sent as u32", CMD_DEV_SET, devattr + attr(A_DCQCN | NLA_F_NESTED, good) + attr(A_ECN, u32(1)), errno.EINVAL),
         ("ECN out of range", CMD_DEV_SET, devattr + attr(A_DCQCN | NLA_F_NESTED, good) + attr(A_ECN, u8(3)), errno.ERANGE),
+        ("UDP_SPORT out of range", CMD_DEV_SET, devattr + attr(A_UDP_SPORT, u8(2)), errno.ERANGE),
+        ("UDP_SPORT sent as u32", CMD_DEV_SET, devattr + attr(A_UDP_SPORT, u32(1)), errno.EINVAL),
         ("read-only NETDEV", CMD_DEV_SET, devattr + attr(A_DCQCN | NLA_F_NESTED, good) + attr(A_NETDEV, strz("eth9")), errno.EINVAL),
         ("a device given to the defaults", CMD_DEFAULTS_SET, devattr + attr(A_DCQCN | NLA_F_NESTED, good), errno.EINVAL),
         ("device name without its NUL", CMD_DEV_SET, attr(A_DEV_NAME, dev.encode()) + attr(A_DCQCN | NLA_F_NESTED, good), errno.EINVAL),

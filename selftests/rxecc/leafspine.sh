@@ -20,9 +20,9 @@
 #     sending QP's number; over rdma_cm (rxecc-verbs) the flow label rdma_cm
 #     derives from its ports (IPv4) or the one the application gives its
 #     IPv6 source address (--flow-label), the same at both ends, the port
-#     folded from it, and over IPv6 the label in the IPv6 header. The label steers: L4 ECMP takes each label's
-#     connection over one spine, the same one again for the same label, and
-#     some label over each spine.
+#     folded from it, and over IPv6 the label in the IPv6 header. The label
+#     steers: L4 ECMP takes each label's connection over one spine, the
+#     same one again for the same label, and some label over each spine.
 # Neither ECMP run may lose a packet in the CPU's receive backlog (softnet drops:
 # the fabric's veths have no other queue; fabric_leafspine sizes it).
 source "$(dirname "$0")/lib.sh"
@@ -224,10 +224,12 @@ cm_run() {
 cm_label() {
 	local rc=0 l first='' seen=''
 	CM_SPECS=()
+	fabric_ecmp_hash 1 || return 1
 	cap_start cm || return 1
 	cm_run cm-v4 19601 "$(fabric_ip 8)" || rc=1
-	# IPv6 labels until a connection went over each spine
-	for l in 1 2 3 4 5 6 7 8 9 10; do
+	# IPv6 labels until a connection went over each spine (16 on one
+	# spine: 1 in 2^15 boots, the hash seed being random)
+	for l in $(seq 1 16); do
 		cm_run "cm-fl$l" $((19610 + l)) "$(fabric_ip6 8)" "$l" || rc=1
 		[ "$SPINE" -ne 0 ] || { rc=1; continue; }
 		[ -n "$first" ] || first="$l:$SPINE"

@@ -132,7 +132,7 @@ def cm(args):
               f"expected {want:#x}")
         ok &= c["flow_label"] == want and s["flow_label"] == want
         ok &= c["remote_qpn"] == s["qpn"] and s["remote_qpn"] == c["qpn"]
-        port = flow_label_to_sport(want)
+        port = get_udp_sport(want, c["qpn"], s["qpn"])
         v6 = want if ":" in cip else None
         flows[(cip, s["qpn"])] = (f"client QP {c['qpn']:#x} -> {s['qpn']:#x}", port, v6)
         flows[(sip, c["qpn"])] = (f"server QP {s['qpn']:#x} -> {c['qpn']:#x}", port, v6)

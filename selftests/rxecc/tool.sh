@@ -357,7 +357,7 @@ config_now() { in1 "$T" -j dcqcn show; "$T" -j dcqcn show defaults; }
 config_restore() {
 	local all=(rp_enable all np_enable all ecn ect0 pfc_enable none roce_prio dscp link_speed auto)
 	all+=(pfc_rx_xoff 0 pfc_rx_xon 0 tx_qlimit 0 dscp2prio default)
-	all+=(device_stall_critical_watermark 8000 device_stall_minor_watermark 0)
+	all+=(device_stall_critical_watermark 8000 device_stall_minor_watermark 0 udp_sport flow_label)
 	in1 "$T" dcqcn profile dev h1 mlx5 && in1 "$T" dcqcn set dev h1 "${all[@]}" &&
 		"$T" dcqcn profile defaults mlx5 && "$T" dcqcn set defaults "${all[@]}"
 }

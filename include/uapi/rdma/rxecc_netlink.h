@@ -157,11 +157,11 @@ enum rxecc_ecn {
 
 enum rxecc_udp_sport {
 	/*
-	 * Default, as mlx5 and the kernel's other RoCE drivers:
-	 * rdma_get_udp_sport(flow label, local QPN, remote QPN), the flow
-	 * label from the address vector (rdma_cm sets one), or computed from
-	 * both QP numbers when it is 0; for UD the remote QPN is the work
-	 * request's.
+	 * Default: rdma_get_udp_sport(flow label, local QPN, remote QPN),
+	 * mlx5's rule for connected QPs; the flow label from the address
+	 * vector (rdma_cm sets one), or computed from both QP numbers when it
+	 * is 0. For UD the remote QPN is the work request's (mlx5 uses one
+	 * fixed port for UD with label 0).
 	 */
 	RXECC_UDP_SPORT_FLOW_LABEL,
 	/*

@@ -4,20 +4,23 @@
  * that an ECMP hash (fib_multipath_hash_policy 1, a switch's 5-tuple hash)
  * can tell apart between two QPs of the same pair of hosts. The device's
  * udp_sport policy (enum rxecc_udp_sport) chooses it:
- *   - flow_label (the default), as mlx5 and the kernel's other RoCE drivers:
- *     rdma_get_udp_sport(flow label, local QPN, remote QPN). The flow label
- *     comes from the address vector (the application's ah_attr, or rdma_cm:
- *     the source address' IPv6 flow label, else a hash of the rdma_cm
- *     ports); when it is 0, one is computed from both QP numbers, the same
- *     on both ends. A connected QP takes its port when it is given its
- *     destination; a UD QP per packet, from the address handle and the
- *     remote QPN of the work request, so each destination may take its own
- *     path.
+ *   - flow_label (the default): rdma_get_udp_sport(flow label, local QPN,
+ *     remote QPN), mlx5's rule for connected QPs. The flow label comes from
+ *     the address vector (the application's ah_attr, or rdma_cm: the
+ *     source address' IPv6 flow label, else a hash of the rdma_cm ports);
+ *     when it is 0, one is computed from both QP numbers, the same on both
+ *     ends. A connected QP takes its port when it is given an address
+ *     vector (to RTR, or a new path); a UD QP per packet, from the address
+ *     handle and the remote QPN of the work request. For UD with a label
+ *     that is mlx5's port too; with label 0 mlx5 uses one fixed port, while
+ *     rxecc computes one per destination QP, so that datagrams to
+ *     different QPs may take different paths.
  *   - qpn: rxe's own choice, 0xC000 | hash_32(local QPN, 14): one port per
  *     QP whatever its destination or flow label, which an application
  *     cannot steer.
- * A connected QP keeps its port for its life: a policy change applies to
- * QPs connected after it, so no live connection changes path (and order).
+ * A connected QP keeps its port until it is given another address vector:
+ * a policy change applies to QPs connected after it, so no live connection
+ * changes path (and order).
  *
  * Over IPv6 the header's flow label is the address vector's (RoCEv2's IPv6
  * header is the GRH), which an L3 ECMP hash of IPv6 reads; 0 unless the
@@ -56,7 +59,8 @@ void rxecc_qp_set_sport(struct rxe_qp *qp, const struct ib_qp_attr *attr,
 	if (rxecc_sport_policy(qp) == RXECC_UDP_SPORT_QPN)
 		qp->src_port = rxecc_qpn_sport(qp_num(qp));
 	else if (attr->ah_attr.ah_flags & IB_AH_GRH)
-		qp->src_port = rdma_get_udp_sport(attr->ah_attr.grh.flow_label,
+		qp->src_port = rdma_get_udp_sport(attr->ah_attr.grh.flow_label &
+						  IB_GRH_FLOWLABEL_MASK,
 						  qp_num(qp),
 						  qp->attr.dest_qp_num);
 }
@@ -64,7 +68,8 @@ void rxecc_qp_set_sport(struct rxe_qp *qp, const struct ib_qp_attr *attr,
 /*
  * prepare4()/prepare6(): the source port of a packet whose BTH is written.
  * Connected QPs (data, acknowledgements, read responses, CNPs) use the
- * QP's; a UD or GSI QP's datagram one from its destination.
+ * QP's; a UD or GSI QP's datagram under flow_label one from its
+ * destination, under qpn the QP's.
  */
 __be16 rxecc_udp_sport(struct rxe_pkt_info *pkt, const struct rxe_av *av)
 {
@@ -72,7 +77,8 @@ __be16 rxecc_udp_sport(struct rxe_pkt_info *pkt, const struct rxe_av *av)
 
 	if ((qp_type(qp) == IB_QPT_UD || qp_type(qp) == IB_QPT_GSI) &&
 	    rxecc_sport_policy(qp) == RXECC_UDP_SPORT_FLOW_LABEL)
-		return cpu_to_be16(rdma_get_udp_sport(av->grh.flow_label,
+		return cpu_to_be16(rdma_get_udp_sport(av->grh.flow_label &
+						      IB_GRH_FLOWLABEL_MASK,
 						      qp_num(qp),
 						      bth_qpn(pkt)));
 	return cpu_to_be16(qp->src_port);
