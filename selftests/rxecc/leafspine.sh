@@ -31,7 +31,7 @@ need_root
 ITERS=${ITERS:-100}	# 16 KiB messages per QP
 
 ktap_header
-ktap_plan 7
+ktap_plan 9
 
 modules_unload >/dev/null 2>&1
 { rxecc_load && pfc_load; } || { ktap_fail "load rdma_rxecc and sch_pfc"; ktap_finished; }
@@ -244,5 +244,38 @@ cm_label() {
 	return "$rc"
 }
 ktap_result "rdma_cm: both ends' flow label from rdma_cm's ports (IPv4) or the application's IPv6 label, the port folded from it; the label steers L4 ECMP" cm_label
+
+# ---- collectives ------------------------------------------------------------
+COLL=$RXECC_TOP/build/userspace/rxecc-coll
+# coll OP: rxecc-coll OP among the 8 hosts (one rank each), 4 KiB to 64 KiB;
+# every rank must end with 0 (every element of every iteration right) and
+# rank 0 report every size.
+coll() {
+	local op=$1 i pids=() rc=0 hosts='' n
+	for i in $(seq 1 8); do hosts+=${hosts:+,}$(fabric_ip "$i"); done
+	for i in $(seq 8 -1 1); do
+		fabric_in "$i" timeout "$(scaled_time 300)" "$COLL" --rank $((i - 1)) --hosts "$hosts" \
+			--op "$op" --min-bytes 4096 --max-bytes 65536 --iters 5 --warmup 1 --timeout 60 --json \
+			>"$LOGDIR/coll-$op.$i.json" 2>"$LOGDIR/coll-$op.$i.err" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	cat "$LOGDIR"/coll-"$op".*.err
+	python3 - "$LOGDIR/coll-$op.1.json" <<'PY' || rc=1
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+for r in rows:
+    print(f"{r['op']} {r['ranks']} ranks {r['bytes']:>6} B: time {r['time_us']:.0f} us, "
+          f"algbw {r['algbw']:.4f} GB/s, busbw {r['busbw']:.4f} GB/s, slowest {r['slowest_us']:.0f} us "
+          f"(rank {r['slow_rank']}), wrong {r['wrong']}")
+ok = [r["bytes"] for r in rows] == [4096, 8192, 16384, 32768, 65536]
+sys.exit(0 if ok and all(r["wrong"] == 0 and r["ranks"] == 8 for r in rows) else 1)
+PY
+	return "$rc"
+}
+allreduce() { coll allreduce; }
+ktap_result "rxecc-coll ring all-reduce, 8 ranks on 4 leaves: every element of every iteration the sum" allreduce
+alltoall() { coll alltoall; }
+ktap_result "rxecc-coll all-to-all, 8 ranks on 4 leaves: every chunk of every iteration from its sender" alltoall
 
 ktap_finished

@@ -1,0 +1,308 @@
+// rxecc-coll: ring all-reduce and all-to-all among N ranks over RC QPs with
+// RDMA WRITE with immediate, every iteration's result checked, reported per
+// message size as nccl-tests reports it (time, algbw, busbw) with the
+// slowest rank's time per iteration. Every rank runs it with its own
+// --rank and the same --hosts; rank 0 prints the report.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collective.hpp"
+#include "mesh.hpp"
+
+namespace {
+
+using namespace rxecc::coll;
+
+const char* const kUsage =
+    "usage: rxecc-coll --rank R --hosts ADDR0,ADDR1,... [--op allreduce|alltoall]\n"
+    "                  [--min-bytes B] [--max-bytes B] [--iters N] [--warmup N]\n"
+    "                  [--port P] [--timeout S] [--json]\n"
+    "Every rank runs it with its own --rank and the same --hosts (rank i listens\n"
+    "on ADDRi, which must be an address of an RDMA device). Sizes double from\n"
+    "--min-bytes (default 4096) to --max-bytes (default 1048576), float32 sum.\n"
+    "Rank 0 prints per size: bytes, count, time (us: each rank's mean iteration\n"
+    "time, averaged over ranks, as nccl-tests), algbw and busbw (GB/s), the mean\n"
+    "over iterations of the slowest rank's time, the longest iteration, the\n"
+    "slowest rank, and the elements found wrong; --json: one JSON object per size.\n"
+    "exit status: 0 every result right; 1 a wrong element; 2 a bad command line;\n"
+    "3 any other failure (a rank missing after --timeout, default 30 s).\n";
+
+struct Options {
+    unsigned rank = 0;
+    std::vector<std::string> hosts;
+    Op op = Op::allreduce;
+    size_t min_bytes = 4096;
+    size_t max_bytes = 1 << 20;
+    unsigned iters = 20;
+    unsigned warmup = 2;
+    uint16_t port = 18600;
+    double timeout = 30;
+    bool json = false;
+};
+
+struct Usage : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+uint64_t number(const std::string& opt, const std::string& v, uint64_t lo, uint64_t hi) {
+    size_t used = 0;
+    uint64_t out = 0;
+    try {
+        out = std::stoull(v, &used, 0);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != v.size() || v.empty() || v[0] == '-')
+        throw Usage(opt + ": '" + v + "' is not a number");
+    if (out < lo || out > hi) {
+        throw Usage(opt + ": " + v + " is out of range " + std::to_string(lo) + ".." +
+                    std::to_string(hi));
+    }
+    return out;
+}
+
+Options parse(const std::vector<std::string>& args) {
+    Options o;
+    bool rank = false;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "--json") {
+            o.json = true;
+            continue;
+        }
+        if (i + 1 >= args.size()) throw Usage(a + " needs a value");
+        const std::string& v = args[++i];
+        if (a == "--rank") {
+            o.rank = static_cast<unsigned>(number(a, v, 0, 63));
+            rank = true;
+        } else if (a == "--hosts") {
+            o.hosts.clear();
+            size_t b = 0;
+            for (size_t e; (e = v.find(',', b)) != std::string::npos; b = e + 1) {
+                o.hosts.push_back(v.substr(b, e - b));
+            }
+            o.hosts.push_back(v.substr(b));
+        } else if (a == "--op") {
+            if (v != "allreduce" && v != "alltoall")
+                throw Usage("--op: '" + v + "' is not allreduce or alltoall");
+            o.op = v == "allreduce" ? Op::allreduce : Op::alltoall;
+        } else if (a == "--min-bytes") {
+            o.min_bytes = number(a, v, 4, 64U << 20U);
+        } else if (a == "--max-bytes") {
+            o.max_bytes = number(a, v, 4, 64U << 20U);
+        } else if (a == "--iters") {
+            o.iters = static_cast<unsigned>(number(a, v, 1, 100000));
+        } else if (a == "--warmup") {
+            o.warmup = static_cast<unsigned>(number(a, v, 0, 1000));
+        } else if (a == "--port") {
+            o.port = static_cast<uint16_t>(number(a, v, 1, 65535));
+        } else if (a == "--timeout") {
+            o.timeout = static_cast<double>(number(a, v, 1, 3600));
+        } else {
+            throw Usage("unknown option '" + a + "'");
+        }
+    }
+    if (!rank) throw Usage("--rank is missing");
+    if (o.hosts.size() < 2) throw Usage("--hosts: give at least two addresses");
+    if (o.hosts.size() > 64) throw Usage("--hosts: at most 64 ranks");
+    if (o.rank >= o.hosts.size()) throw Usage("--rank: beyond the --hosts list");
+    if (o.min_bytes > o.max_bytes) throw Usage("--min-bytes is above --max-bytes");
+    return o;
+}
+
+double now_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// The buffer: data [0, S), the receive area [S, 5S) in two halves of 2S by
+// iteration parity (a peer can be at most one iteration ahead of this rank:
+// it cannot finish an iteration without this rank's part of it), and after
+// it the area where rank 0 gathers every rank's times.
+class Run {
+  public:
+    Run(const Options& o, size_t max_bytes)
+        : o_(o),
+          n_(static_cast<unsigned>(o.hosts.size())),
+          s_(max_bytes),
+          mesh_(o.rank, o.hosts, o.port, 5 * max_bytes + gather_bytes(o), o.timeout) {}
+
+    static size_t gather_bytes(const Options& o) {
+        return o.hosts.size() * (o.iters + 1) * sizeof(double);
+    }
+
+    // One size: warm-up and timed iterations; on rank 0 the report.
+    bool size(size_t bytes, nlohmann::json& out) {
+        const size_t count = bytes / sizeof(float);
+        std::vector<double> times;
+        size_t wrong = 0;
+        for (unsigned i = 0; i < o_.warmup + o_.iters; ++i, ++iter_) {
+            const double t =
+                o_.op == Op::allreduce ? allreduce(count, wrong) : alltoall(count, wrong);
+            if (i >= o_.warmup) times.push_back(t);
+        }
+        // every rank's times, and its wrong elements, to rank 0
+        times.push_back(static_cast<double>(wrong));
+        const size_t row = (o_.iters + 1) * sizeof(double);
+        const size_t at = 5 * s_;
+        if (o_.rank != 0) {
+            std::memcpy(mesh_.buf() + at, times.data(), row);
+            mesh_.write(0, at, row, at + o_.rank * row, kGatherTag);
+            mesh_.drain_sends();
+            return wrong == 0;
+        }
+        std::vector<std::vector<double>> all(n_);
+        all[0].assign(times.begin(), times.end() - 1);
+        for (unsigned r = 1; r < n_; ++r) {
+            if (mesh_.recv_from(r) != kGatherTag)
+                throw Error("rank " + std::to_string(r) + ": out of step");
+            std::vector<double> v(o_.iters + 1);
+            std::memcpy(v.data(), mesh_.buf() + at + r * row, row);
+            wrong += static_cast<size_t>(v.back());
+            v.pop_back();
+            all[r] = std::move(v);
+        }
+        const Timing t = summarize(all);
+        out = {{"op", std::string(op_name(o_.op))},
+               {"ranks", n_},
+               {"bytes", bytes},
+               {"count", count},
+               {"time_us", t.time * 1e6},
+               {"algbw", algbw(bytes, t.time)},
+               {"busbw", algbw(bytes, t.time) * busbw_factor(o_.op, n_)},
+               {"slowest_us", t.slowest * 1e6},
+               {"worst_us", t.worst * 1e6},
+               {"slow_rank", t.slow_rank},
+               {"wrong", wrong},
+               {"iters", o_.iters}};
+        return wrong == 0;
+    }
+
+  private:
+    static constexpr uint32_t kGatherTag = 0x80000000U;
+
+    [[nodiscard]] size_t recv_base() const { return s_ + (iter_ % 2) * 2 * s_; }
+    std::span<float> floats(size_t off, size_t count) {
+        return {reinterpret_cast<float*>(mesh_.buf() + off), count};  // NOLINT(*-reinterpret-cast)
+    }
+
+    double allreduce(size_t count, size_t& wrong) {
+        const unsigned r = o_.rank;
+        auto data = floats(0, count);
+        for (size_t i = 0; i < count; ++i) data[i] = allreduce_input(r, i, iter_);
+        const size_t slot = chunk_of(count, n_, 0).count * sizeof(float);
+        const unsigned right = (r + 1) % n_;
+        const unsigned left = (r + n_ - 1) % n_;
+        const double t0 = now_s();
+        for (unsigned s = 0; s < ring_steps(n_); ++s) {
+            const RingStep st = ring_step(r, n_, s);
+            const Chunk out = chunk_of(count, n_, st.send_chunk);
+            const size_t dst = recv_base() + s * slot;
+            mesh_.write(right, out.first * sizeof(float), out.count * sizeof(float), dst,
+                        tag(iter_, s));
+            if (mesh_.recv_from(left) != tag(iter_, s))
+                throw Error("rank " + std::to_string(left) + ": out of step");
+            const Chunk in = chunk_of(count, n_, st.recv_chunk);
+            auto got = floats(dst, in.count);
+            auto mine = data.subspan(in.first, in.count);
+            if (st.reduce) {
+                reduce_sum(mine, got);
+            } else {
+                std::copy(got.begin(), got.end(), mine.begin());
+            }
+        }
+        mesh_.drain_sends();
+        const double t = now_s() - t0;
+        for (size_t i = 0; i < count; ++i)
+            wrong += data[i] != allreduce_expected(n_, i, iter_) ? 1 : 0;
+        return t;
+    }
+
+    double alltoall(size_t count, size_t& wrong) {
+        const unsigned r = o_.rank;
+        const size_t per = count / n_;
+        const size_t chunk = per * sizeof(float);
+        for (unsigned j = 0; j < n_; ++j) {
+            auto c = floats(j * chunk, per);
+            for (size_t i = 0; i < per; ++i) c[i] = alltoall_value(r, j, i, iter_);
+        }
+        const size_t base = recv_base();
+        const double t0 = now_s();
+        for (unsigned k = 1; k < n_; ++k) {
+            const unsigned j = (r + k) % n_;
+            mesh_.write(j, j * chunk, chunk, base + r * chunk, tag(iter_, 0));
+        }
+        std::memcpy(mesh_.buf() + base + r * chunk, mesh_.buf() + r * chunk, chunk);
+        for (unsigned k = 1; k < n_; ++k) {
+            const unsigned j = (r + n_ - k) % n_;
+            if (mesh_.recv_from(j) != tag(iter_, 0))
+                throw Error("rank " + std::to_string(j) + ": out of step");
+        }
+        mesh_.drain_sends();
+        const double t = now_s() - t0;
+        std::vector<float> want(per);
+        for (unsigned j = 0; j < n_; ++j) {
+            for (size_t i = 0; i < per; ++i) want[i] = alltoall_value(j, r, i, iter_);
+            wrong += mismatches(floats(base + j * chunk, per), want);
+        }
+        return t;
+    }
+
+    const Options& o_;
+    unsigned n_;
+    size_t s_;
+    Mesh mesh_;
+    uint64_t iter_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    try {
+        o = parse(std::vector<std::string>(argv + 1, argv + argc));
+    } catch (const Usage& e) {
+        std::cerr << "rxecc-coll: " << e.what() << "\n" << kUsage;
+        return 2;
+    }
+    try {
+        const auto all = sizes(o.min_bytes, o.max_bytes, static_cast<unsigned>(o.hosts.size()));
+        Run run(o, all.back());
+        bool ok = true;
+        if (o.rank == 0 && !o.json) {
+            std::printf(
+                "# %s, %zu ranks, float32 sum, %u iterations (+%u warm-up)\n",  // NOLINT(*-vararg)
+                std::string(op_name(o.op)).c_str(), o.hosts.size(), o.iters, o.warmup);
+            std::printf("# %10s %10s %10s %8s %8s %11s %11s %5s %6s\n", "bytes",
+                        "count",  // NOLINT(*-vararg)
+                        "time(us)", "algbw", "busbw", "slowest(us)", "worst(us)", "slow", "wrong");
+        }
+        for (size_t bytes : all) {
+            nlohmann::json j;
+            ok = run.size(bytes, j) && ok;
+            if (o.rank != 0) continue;
+            ok = j["wrong"].get<size_t>() == 0 && ok;
+            if (o.json) {
+                std::cout << j.dump() << std::endl;
+            } else {
+                std::printf(
+                    "  %10zu %10zu %10.1f %8.3f %8.3f %11.1f %11.1f %5u %6zu\n",  // NOLINT(*-vararg)
+                    bytes, j["count"].get<size_t>(), j["time_us"].get<double>(),
+                    j["algbw"].get<double>(), j["busbw"].get<double>(),
+                    j["slowest_us"].get<double>(), j["worst_us"].get<double>(),
+                    j["slow_rank"].get<unsigned>(), j["wrong"].get<size_t>());
+                std::fflush(stdout);
+            }
+        }
+        return ok ? 0 : 1;
+    } catch (const std::exception& e) {
+        std::cerr << "rxecc-coll (rank " << o.rank << "): " << e.what() << "\n";
+        return 3;
+    }
+}

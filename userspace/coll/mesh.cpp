@@ -1,0 +1,354 @@
+#include "mesh.hpp"
+
+#include <netdb.h>
+#include <poll.h>
+
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+namespace rxecc::coll {
+namespace {
+
+constexpr uint32_t kMagic = 0x72636f6c;  // "rcol"
+constexpr unsigned kRecvDepth = 256;     // receives posted per QP
+constexpr unsigned kSendDepth = 256;
+
+// The private data of a connection request and of its acceptance.
+struct Hello {
+    uint32_t magic;
+    uint32_t rank;
+    uint64_t addr;
+    uint32_t rkey;
+    uint32_t pad;
+};
+
+std::string errstr(const std::string& what, int err = errno) {
+    return what + ": " + std::strerror(err);  // NOLINT(concurrency-mt-unsafe)
+}
+
+sockaddr_storage resolve(const std::string& host, uint16_t port) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_flags = AI_NUMERICSERV | AI_NUMERICHOST;
+    addrinfo* res = nullptr;
+    const std::string service = std::to_string(port);
+    if (const int e = getaddrinfo(host.c_str(), service.c_str(), &hints, &res); e != 0) {
+        throw Error("address '" + host + "': " + gai_strerror(e));
+    }
+    sockaddr_storage ss{};
+    std::memcpy(&ss, res->ai_addr, res->ai_addrlen);
+    freeaddrinfo(res);
+    return ss;
+}
+
+sockaddr* sa(sockaddr_storage& ss) {
+    return reinterpret_cast<sockaddr*>(&ss);  // NOLINT(*-reinterpret-cast)
+}
+
+double now_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// The peer index an id stands for, kept in its context (index + 1).
+void set_peer(rdma_cm_id* id, unsigned peer) {
+    id->context =
+        reinterpret_cast<void*>(uintptr_t{peer} + 1);  // NOLINT(*-reinterpret-cast,*-no-int-to-ptr)
+}
+unsigned peer_of(const rdma_cm_id* id) {
+    return static_cast<unsigned>(reinterpret_cast<uintptr_t>(id->context) -
+                                 1);  // NOLINT(*-reinterpret-cast)
+}
+
+}  // namespace
+
+Mesh::Mesh(unsigned rank, const std::vector<std::string>& hosts, uint16_t port, size_t bytes,
+           double timeout)
+    : rank_(rank),
+      hosts_(hosts),
+      port_(port),
+      timeout_(timeout),
+      len_(bytes),
+      ch_(rdma_create_event_channel()),
+      buf_(std::make_unique<std::byte[]>(bytes)),
+      peers_(hosts.size()) {
+    if (!ch_) throw Error(errstr("rdma_create_event_channel"));
+    rdma_cm_id* raw = nullptr;
+    if (rdma_create_id(ch_.get(), &raw, nullptr, RDMA_PS_TCP) != 0) {
+        throw Error(errstr("rdma_create_id"));
+    }
+    listen_.reset(raw);
+    sockaddr_storage me = resolve(hosts_.at(rank_), port_);
+    if (rdma_bind_addr(listen_.get(), sa(me)) != 0 ||
+        rdma_listen(listen_.get(), static_cast<int>(hosts_.size())) != 0) {
+        throw Error(errstr("listening on " + hosts_[rank_] + " port " + std::to_string(port_)));
+    }
+    if (listen_->verbs == nullptr) {
+        throw Error(hosts_[rank_] + " is not the address of an RDMA device");
+    }
+    pd_.reset(ibv_alloc_pd(listen_->verbs));
+    const int cqe = static_cast<int>(kRecvDepth * hosts_.size() + kSendDepth);
+    scq_.reset(ibv_create_cq(listen_->verbs, cqe, nullptr, nullptr, 0));
+    rcq_.reset(ibv_create_cq(listen_->verbs, cqe, nullptr, nullptr, 0));
+    if (!pd_ || !scq_ || !rcq_) throw Error(errstr("PD or CQ"));
+    mr_.reset(
+        ibv_reg_mr(pd_.get(), buf_.get(), len_, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
+    if (!mr_) throw Error(errstr("ibv_reg_mr"));
+
+    // Connect to the ranks below, one at a time (a storm of connection
+    // requests times out on a slow host), and accept the ranks above.
+    const unsigned n = static_cast<unsigned>(hosts_.size());
+    if (rank_ > 0) connect_to(0);
+    unsigned up = 0;
+    const double deadline = now_s() + timeout_;
+    while (up < n - 1) {
+        pollfd pfd{ch_->fd, POLLIN, 0};
+        const double left = deadline - now_s();
+        if (left <= 0 || ::poll(&pfd, 1, static_cast<int>(left * 1000) + 1) <= 0) {
+            throw Error("not every rank connected within " + std::to_string(timeout_) + " s (" +
+                        std::to_string(up) + " of " + std::to_string(n - 1) + ")");
+        }
+        rdma_cm_event* ev = nullptr;
+        if (rdma_get_cm_event(ch_.get(), &ev) != 0) throw Error(errstr("rdma_get_cm_event"));
+        const rdma_cm_event_type type = ev->event;
+        rdma_cm_id* id = ev->id;
+        Hello h{};
+        const auto& conn = ev->param.conn;  // NOLINT(cppcoreguidelines-pro-type-union-access)
+        const bool have = conn.private_data != nullptr && conn.private_data_len >= sizeof(h);
+        if (have) std::memcpy(&h, conn.private_data, sizeof(h));
+        const int status = ev->status;
+        rdma_ack_cm_event(ev);
+        switch (type) {
+            case RDMA_CM_EVENT_ADDR_RESOLVED:
+                if (rdma_resolve_route(id, 2000) != 0) throw Error(errstr("rdma_resolve_route"));
+                break;
+            case RDMA_CM_EVENT_ROUTE_RESOLVED: {
+                setup_qp(id);
+                const Hello mine{
+                    kMagic, rank_,
+                    reinterpret_cast<uintptr_t>(buf_.get()),  // NOLINT(*-reinterpret-cast)
+                    mr_->rkey, 0};
+                rdma_conn_param cp{};
+                cp.private_data = &mine;
+                cp.private_data_len = sizeof(mine);
+                cp.retry_count = 7;
+                cp.rnr_retry_count = 7;
+                if (rdma_connect(id, &cp) != 0) throw Error(errstr("rdma_connect"));
+                break;
+            }
+            case RDMA_CM_EVENT_CONNECT_REQUEST: {
+                if (!have || h.magic != kMagic || h.rank <= rank_ || h.rank >= n ||
+                    peers_[h.rank].up) {
+                    rdma_reject(id, nullptr, 0);
+                    rdma_destroy_id(id);
+                    break;
+                }
+                drop(h.rank);  // an earlier attempt of the same rank
+                set_peer(id, h.rank);
+                peers_[h.rank].id.reset(id);
+                peers_[h.rank].addr = h.addr;
+                peers_[h.rank].rkey = h.rkey;
+                setup_qp(id);
+                const Hello mine{
+                    kMagic, rank_,
+                    reinterpret_cast<uintptr_t>(buf_.get()),  // NOLINT(*-reinterpret-cast)
+                    mr_->rkey, 0};
+                rdma_conn_param cp{};
+                cp.private_data = &mine;
+                cp.private_data_len = sizeof(mine);
+                cp.retry_count = 7;
+                cp.rnr_retry_count = 7;
+                if (rdma_accept(id, &cp) != 0) throw Error(errstr("rdma_accept"));
+                break;
+            }
+            case RDMA_CM_EVENT_ESTABLISHED: {
+                Peer& p = peers_.at(peer_of(id));
+                if (peer_of(id) < rank_) {
+                    if (!have || h.magic != kMagic || h.rank != peer_of(id)) {
+                        throw Error("rank " + std::to_string(peer_of(id)) +
+                                    " answered with the wrong data");
+                    }
+                    p.addr = h.addr;
+                    p.rkey = h.rkey;
+                }
+                p.up = true;
+                ++up;
+                if (peer_of(id) + 1 < rank_) connect_to(peer_of(id) + 1);
+                break;
+            }
+            case RDMA_CM_EVENT_DISCONNECTED:
+                if (peers_.at(peer_of(id)).up) {
+                    throw Error("rank " + std::to_string(peer_of(id)) + " left");
+                }
+                [[fallthrough]];
+            case RDMA_CM_EVENT_REJECTED:
+            case RDMA_CM_EVENT_UNREACHABLE:
+            case RDMA_CM_EVENT_ADDR_ERROR:
+            case RDMA_CM_EVENT_ROUTE_ERROR:
+            case RDMA_CM_EVENT_CONNECT_ERROR: {
+                // A rank not listening yet, or an attempt that timed out:
+                // the rank above tries again, with a new id.
+                const unsigned j = peer_of(id);
+                if (peers_.at(j).up) throw Error("rank " + std::to_string(j) + " failed");
+                drop(j);
+                if (j < rank_) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+                    connect_to(j);
+                }
+                break;
+            }
+            case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+                break;
+            default:
+                throw Error(std::string("unexpected connection event ") + rdma_event_str(type) +
+                            " (status " + std::to_string(status) + ")");
+        }
+    }
+}
+
+Mesh::~Mesh() {
+    for (auto& p : peers_) {
+        if (p.id && p.up) rdma_disconnect(p.id.get());
+    }
+    for (auto& p : peers_) {
+        if (p.id && p.id->qp != nullptr) rdma_destroy_qp(p.id.get());
+        p.id.reset();
+    }
+}
+
+void Mesh::drop(unsigned peer) {
+    Peer& p = peers_.at(peer);
+    if (p.id && p.id->qp != nullptr) rdma_destroy_qp(p.id.get());
+    p.id.reset();
+    p.up = false;
+}
+
+void Mesh::connect_to(unsigned peer) {
+    rdma_cm_id* raw = nullptr;
+    if (rdma_create_id(ch_.get(), &raw, nullptr, RDMA_PS_TCP) != 0) {
+        throw Error(errstr("rdma_create_id"));
+    }
+    set_peer(raw, peer);
+    peers_[peer].id.reset(raw);
+    sockaddr_storage src = resolve(hosts_[rank_], 0);
+    sockaddr_storage dst = resolve(hosts_[peer], port_);
+    if (rdma_resolve_addr(raw, sa(src), sa(dst), 2000) != 0) {
+        throw Error(errstr("rdma_resolve_addr " + hosts_[peer]));
+    }
+}
+
+void Mesh::setup_qp(rdma_cm_id* id) {
+    ibv_qp_init_attr a{};
+    a.send_cq = scq_.get();
+    a.recv_cq = rcq_.get();
+    a.qp_type = IBV_QPT_RC;
+    a.cap.max_send_wr = kSendDepth;
+    a.cap.max_recv_wr = kRecvDepth;
+    a.cap.max_send_sge = 1;
+    a.cap.max_recv_sge = 1;
+    if (rdma_create_qp(id, pd_.get(), &a) != 0) throw Error(errstr("rdma_create_qp"));
+    post_recvs(id, kRecvDepth);
+}
+
+void Mesh::post_recvs(rdma_cm_id* id, unsigned count) {
+    for (unsigned i = 0; i < count; ++i) {
+        ibv_recv_wr wr{};
+        ibv_recv_wr* bad = nullptr;
+        wr.wr_id = id->qp->qp_num;
+        if (const int e = ibv_post_recv(id->qp, &wr, &bad); e != 0) {
+            throw Error(errstr("ibv_post_recv", e));
+        }
+    }
+}
+
+unsigned Mesh::peer_of_qp(uint32_t qpn) const {
+    for (unsigned j = 0; j < peers_.size(); ++j) {
+        if (peers_[j].id && peers_[j].id->qp != nullptr && peers_[j].id->qp->qp_num == qpn) {
+            return j;
+        }
+    }
+    return static_cast<unsigned>(peers_.size());  // none: a QP dropped before
+}
+
+void Mesh::write(unsigned to, size_t off, size_t len, size_t remote_off, uint32_t imm) {
+    if (off + len > len_ || remote_off + len > len_) throw Error("write beyond the buffer");
+    while (sends_ >= kSendDepth) poll_sends();
+    Peer& p = peers_.at(to);
+    ibv_sge sge{reinterpret_cast<uintptr_t>(buf_.get() + off),  // NOLINT(*-reinterpret-cast)
+                static_cast<uint32_t>(len), mr_->lkey};
+    ibv_send_wr wr{};
+    ibv_send_wr* bad = nullptr;
+    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.imm_data = htonl(imm);
+    wr.wr.rdma.remote_addr =
+        p.addr + remote_off;   // NOLINT(cppcoreguidelines-pro-type-union-access)
+    wr.wr.rdma.rkey = p.rkey;  // NOLINT(cppcoreguidelines-pro-type-union-access)
+    if (const int e = ibv_post_send(p.id->qp, &wr, &bad); e != 0) {
+        throw Error(errstr("ibv_post_send", e));
+    }
+    ++sends_;
+}
+
+void Mesh::poll_sends() {
+    std::array<ibv_wc, 16> wc{};
+    const int got = ibv_poll_cq(scq_.get(), static_cast<int>(wc.size()), wc.data());
+    if (got < 0) throw Error("polling the send CQ failed");
+    for (int i = 0; i < got; ++i) {
+        const ibv_wc& w = wc.at(static_cast<size_t>(i));
+        if (w.status != IBV_WC_SUCCESS) {
+            throw Error(std::string("a write failed: ") + ibv_wc_status_str(w.status));
+        }
+        --sends_;
+    }
+}
+
+void Mesh::poll_one_recv() {
+    const double deadline = now_s() + timeout_;
+    ibv_wc w{};
+    for (;;) {
+        const int got = ibv_poll_cq(rcq_.get(), 1, &w);
+        if (got < 0) throw Error("polling the receive CQ failed");
+        // The receives of a QP dropped during connection setup (rdma_cm
+        // moves it to the error state) are flushed into the shared CQ.
+        if (got == 1 && peer_of_qp(w.qp_num) < peers_.size()) break;
+        if (got == 1) continue;
+        if (sends_ > 0) poll_sends();
+        if (now_s() > deadline) {
+            throw Error("no data from a peer within " + std::to_string(timeout_) + " s");
+        }
+        // Ranks may share CPUs (and with rxe's softirq work): poll, but
+        // let others run between two empty polls.
+        std::this_thread::yield();
+    }
+    if (w.status != IBV_WC_SUCCESS || w.opcode != IBV_WC_RECV_RDMA_WITH_IMM) {
+        throw Error(std::string("a receive completion failed: ") + ibv_wc_status_str(w.status));
+    }
+    const unsigned j = peer_of_qp(w.qp_num);
+    peers_[j].inbox.push_back(ntohl(w.imm_data));
+    post_recvs(peers_[j].id.get(), 1);
+}
+
+uint32_t Mesh::recv_from(unsigned from) {
+    Peer& p = peers_.at(from);
+    while (p.inbox.empty()) poll_one_recv();
+    const uint32_t imm = p.inbox.front();
+    p.inbox.pop_front();
+    return imm;
+}
+
+void Mesh::drain_sends() {
+    const double deadline = now_s() + timeout_;
+    while (sends_ > 0) {
+        poll_sends();
+        std::this_thread::yield();
+        if (now_s() > deadline) throw Error("writes not completed within the timeout");
+    }
+}
+
+}  // namespace rxecc::coll

@@ -1,0 +1,91 @@
+// rxecc-coll's RDMA side: one RC QP to every other rank (rdma_cm), one
+// registered buffer per rank whose address and key every peer learns when
+// it connects, RDMA WRITE with immediate into a peer's buffer, and the
+// receive completions those writes make.
+#pragma once
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace rxecc::coll {
+
+struct Error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+template <auto Fn>
+struct Deleter {
+    template <typename T>
+    void operator()(T* p) const {
+        Fn(p);
+    }
+};
+
+using IdPtr = std::unique_ptr<rdma_cm_id, Deleter<rdma_destroy_id>>;
+
+class Mesh {
+  public:
+    // Connects rank `rank` to every other rank of `hosts` (one address per
+    // rank; each listens on `port` at its own), with a buffer of `bytes`.
+    Mesh(unsigned rank, const std::vector<std::string>& hosts, uint16_t port, size_t bytes,
+         double timeout);
+    Mesh(const Mesh&) = delete;
+    Mesh& operator=(const Mesh&) = delete;
+    Mesh(Mesh&&) = delete;
+    Mesh& operator=(Mesh&&) = delete;
+    ~Mesh();
+
+    [[nodiscard]] std::byte* buf() const { return buf_.get(); }
+    [[nodiscard]] unsigned size() const { return static_cast<unsigned>(peers_.size()); }
+
+    // RDMA WRITE with immediate `imm` of `len` bytes at `off` of this
+    // rank's buffer to `remote_off` of peer `to`'s.
+    void write(unsigned to, size_t off, size_t len, size_t remote_off, uint32_t imm);
+    // The next immediate peer `from` wrote, in the order it wrote them.
+    uint32_t recv_from(unsigned from);
+    // Wait until every write posted so far has completed.
+    void drain_sends();
+
+  private:
+    struct Peer {
+        IdPtr id;
+        uint64_t addr = 0;
+        uint32_t rkey = 0;
+        bool up = false;
+        std::deque<uint32_t> inbox;
+    };
+    void connect_to(unsigned peer);
+    void drop(unsigned peer);  // its QP and id, when it is not connected
+    void setup_qp(rdma_cm_id* id);
+    void post_recvs(rdma_cm_id* id, unsigned count);
+    void poll_one_recv();
+    void poll_sends();
+    // The peer whose QP has number `qpn`, or size() if none has.
+    [[nodiscard]] unsigned peer_of_qp(uint32_t qpn) const;
+
+    unsigned rank_;
+    std::vector<std::string> hosts_;
+    uint16_t port_;
+    double timeout_;
+    size_t len_;
+    // Declared in the order of creation: destroyed in reverse (the QPs, in
+    // the destructor's body, first).
+    std::unique_ptr<rdma_event_channel, Deleter<rdma_destroy_event_channel>> ch_;
+    std::unique_ptr<std::byte[]> buf_;
+    IdPtr listen_;
+    std::unique_ptr<ibv_pd, Deleter<ibv_dealloc_pd>> pd_;
+    std::unique_ptr<ibv_cq, Deleter<ibv_destroy_cq>> scq_, rcq_;
+    std::unique_ptr<ibv_mr, Deleter<ibv_dereg_mr>> mr_;
+    std::vector<Peer> peers_;
+    unsigned sends_ = 0;  // writes not yet completed
+};
+
+}  // namespace rxecc::coll

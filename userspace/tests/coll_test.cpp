@@ -1,0 +1,106 @@
+// rxecc-coll's pure parts: the ring schedule (simulated among n ranks, the
+// result checked), the reduction, the data, and nccl-tests' arithmetic.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "collective.hpp"
+
+using namespace rxecc::coll;  // NOLINT(google-build-using-namespace)
+
+TEST(CollChunks, CoverTheBufferOnce) {
+    for (unsigned n : {2U, 3U, 7U, 8U}) {
+        for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{1000}}) {
+            size_t next = 0;
+            for (unsigned c = 0; c < n; ++c) {
+                const Chunk k = chunk_of(count, n, c);
+                EXPECT_EQ(k.first, next);
+                EXPECT_LE(k.count, count / n + 1);
+                next += k.count;
+            }
+            EXPECT_EQ(next, count) << n << " " << count;
+        }
+    }
+}
+
+// The schedule run among n simulated ranks (each step's chunk taken from the
+// left neighbour's buffer as it was before the step) gives every rank the sum.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
+TEST(CollRing, ScheduleSumsEverything) {
+    for (unsigned n : {2U, 3U, 4U, 5U, 8U}) {
+        const size_t count = 37;
+        std::vector<std::vector<float>> buf(n, std::vector<float>(count));
+        for (unsigned r = 0; r < n; ++r)
+            for (size_t i = 0; i < count; ++i) buf[r][i] = allreduce_input(r, i, 3);
+        for (unsigned s = 0; s < ring_steps(n); ++s) {
+            std::vector<std::vector<float>> sent(n);
+            for (unsigned r = 0; r < n; ++r) {
+                const Chunk c = chunk_of(count, n, ring_step(r, n, s).send_chunk);
+                sent[r].assign(buf[r].begin() + static_cast<long>(c.first),
+                               buf[r].begin() + static_cast<long>(c.first + c.count));
+            }
+            for (unsigned r = 0; r < n; ++r) {
+                const RingStep st = ring_step(r, n, s);
+                const unsigned left = (r + n - 1) % n;
+                // what the left neighbour sends is the chunk this rank expects
+                ASSERT_EQ(ring_step(left, n, s).send_chunk, st.recv_chunk) << n << " " << s;
+                const Chunk c = chunk_of(count, n, st.recv_chunk);
+                std::span<float> mine(buf[r].data() + c.first, c.count);
+                if (st.reduce)
+                    reduce_sum(mine, sent[left]);
+                else
+                    std::copy(sent[left].begin(), sent[left].end(), mine.begin());
+            }
+        }
+        for (unsigned r = 0; r < n; ++r)
+            for (size_t i = 0; i < count; ++i)
+                ASSERT_EQ(buf[r][i], allreduce_expected(n, i, 3)) << n << " " << r << " " << i;
+    }
+}
+
+TEST(CollData, ExpectedIsTheSumAndChecksCatchAnError) {
+    for (unsigned n : {2U, 64U}) {
+        for (size_t i : {size_t{0}, size_t{250}, size_t{1000000}}) {
+            float sum = 0;
+            for (unsigned r = 0; r < n; ++r) sum += allreduce_input(r, i, 6);
+            EXPECT_EQ(sum, allreduce_expected(n, i, 6));
+        }
+    }
+    std::vector<float> want = {1, 2, 3};
+    std::vector<float> got = want;
+    EXPECT_EQ(mismatches(got, want), 0U);
+    got[1] = 5;
+    EXPECT_EQ(mismatches(got, want), 1U);
+    EXPECT_EQ(mismatches(std::vector<float>{1, 2}, want), 1U);
+    EXPECT_NE(alltoall_value(0, 1, 0, 0), alltoall_value(1, 0, 0, 0));
+    EXPECT_NE(alltoall_value(0, 1, 0, 0), alltoall_value(0, 1, 0, 1));
+    EXPECT_THROW(reduce_sum(got, std::vector<float>{1}), std::invalid_argument);
+}
+
+// nccl-tests' definitions (doc/PERFORMANCE.md).
+TEST(CollBandwidth, NcclTestsDefinitions) {
+    EXPECT_DOUBLE_EQ(algbw(1000000000, 1.0), 1.0);
+    EXPECT_DOUBLE_EQ(algbw(1000000, 0.001), 1.0);
+    EXPECT_DOUBLE_EQ(algbw(1, 0), 0.0);
+    EXPECT_DOUBLE_EQ(busbw_factor(Op::allreduce, 8), 1.75);
+    EXPECT_DOUBLE_EQ(busbw_factor(Op::allreduce, 2), 1.0);
+    EXPECT_DOUBLE_EQ(busbw_factor(Op::alltoall, 4), 0.75);
+    EXPECT_EQ(op_name(Op::alltoall), "alltoall");
+}
+
+TEST(CollSizes, DoubleAndRoundToWholeElementsPerRank) {
+    EXPECT_EQ(sizes(4096, 32768, 4), (std::vector<size_t>{4096, 8192, 16384, 32768}));
+    EXPECT_EQ(sizes(4, 16, 3), (std::vector<size_t>{12}));  // 12 = 3 ranks x 4 B
+    EXPECT_EQ(sizes(1000, 1000, 8), (std::vector<size_t>{992}));
+    EXPECT_EQ(sizes(1 << 20, 1 << 20, 2), (std::vector<size_t>{1 << 20}));
+}
+
+TEST(CollTiming, NcclTimeSlowestAndWorst) {
+    // rank 1 is slow in iteration 0, rank 0 in iteration 1
+    const Timing t = summarize({{1.0, 4.0}, {3.0, 1.0}});
+    EXPECT_DOUBLE_EQ(t.time, 2.25);    // (2.5 + 2) / 2
+    EXPECT_DOUBLE_EQ(t.slowest, 3.5);  // (3 + 4) / 2
+    EXPECT_DOUBLE_EQ(t.worst, 4.0);
+    EXPECT_EQ(t.slow_rank, 0U);
+    EXPECT_EQ(tag(0x8001, 3) & 0x80000000U, 0U);
+}
