@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -67,6 +68,45 @@ uint64_t number(const std::string& opt, const std::string& v, uint64_t lo, uint6
     return out;
 }
 
+std::vector<std::string> split(const std::string& v) {
+    std::vector<std::string> out;
+    size_t b = 0;
+    for (size_t e = v.find(','); e != std::string::npos; e = v.find(',', b)) {
+        out.push_back(v.substr(b, e - b));
+        b = e + 1;
+    }
+    out.push_back(v.substr(b));
+    return out;
+}
+
+// One option with its value.
+void set_option(Options& o, const std::string& a, const std::string& v) {
+    if (a == "--rank") {
+        o.rank = static_cast<unsigned>(number(a, v, 0, 63));
+    } else if (a == "--hosts") {
+        o.hosts = split(v);
+    } else if (a == "--op") {
+        if (v != "allreduce" && v != "alltoall") {
+            throw Usage("--op: '" + v + "' is not allreduce or alltoall");
+        }
+        o.op = v == "allreduce" ? Op::allreduce : Op::alltoall;
+    } else if (a == "--min-bytes") {
+        o.min_bytes = number(a, v, 4, 64U << 20U);
+    } else if (a == "--max-bytes") {
+        o.max_bytes = number(a, v, 4, 64U << 20U);
+    } else if (a == "--iters") {
+        o.iters = static_cast<unsigned>(number(a, v, 1, 100000));
+    } else if (a == "--warmup") {
+        o.warmup = static_cast<unsigned>(number(a, v, 0, 1000));
+    } else if (a == "--port") {
+        o.port = static_cast<uint16_t>(number(a, v, 1, 65535));
+    } else if (a == "--timeout") {
+        o.timeout = static_cast<double>(number(a, v, 1, 3600));
+    } else {
+        throw Usage("unknown option '" + a + "'");
+    }
+}
+
 Options parse(const std::vector<std::string>& args) {
     Options o;
     bool rank = false;
@@ -77,36 +117,8 @@ Options parse(const std::vector<std::string>& args) {
             continue;
         }
         if (i + 1 >= args.size()) throw Usage(a + " needs a value");
-        const std::string& v = args[++i];
-        if (a == "--rank") {
-            o.rank = static_cast<unsigned>(number(a, v, 0, 63));
-            rank = true;
-        } else if (a == "--hosts") {
-            o.hosts.clear();
-            size_t b = 0;
-            for (size_t e; (e = v.find(',', b)) != std::string::npos; b = e + 1) {
-                o.hosts.push_back(v.substr(b, e - b));
-            }
-            o.hosts.push_back(v.substr(b));
-        } else if (a == "--op") {
-            if (v != "allreduce" && v != "alltoall")
-                throw Usage("--op: '" + v + "' is not allreduce or alltoall");
-            o.op = v == "allreduce" ? Op::allreduce : Op::alltoall;
-        } else if (a == "--min-bytes") {
-            o.min_bytes = number(a, v, 4, 64U << 20U);
-        } else if (a == "--max-bytes") {
-            o.max_bytes = number(a, v, 4, 64U << 20U);
-        } else if (a == "--iters") {
-            o.iters = static_cast<unsigned>(number(a, v, 1, 100000));
-        } else if (a == "--warmup") {
-            o.warmup = static_cast<unsigned>(number(a, v, 0, 1000));
-        } else if (a == "--port") {
-            o.port = static_cast<uint16_t>(number(a, v, 1, 65535));
-        } else if (a == "--timeout") {
-            o.timeout = static_cast<double>(number(a, v, 1, 3600));
-        } else {
-            throw Usage("unknown option '" + a + "'");
-        }
+        set_option(o, a, args[++i]);
+        rank = rank || a == "--rank";
     }
     if (!rank) throw Usage("--rank is missing");
     if (o.hosts.size() < 2) throw Usage("--hosts: give at least two addresses");
@@ -116,10 +128,28 @@ Options parse(const std::vector<std::string>& args) {
     return o;
 }
 
-double now_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+// rank 0's table: a header, then a row per size
+void print_header(const Options& o) {
+    std::cout << "# " << op_name(o.op) << ", " << o.hosts.size() << " ranks, float32 sum, "
+              << o.iters << " iterations (+" << o.warmup << " warm-up)\n#" << std::setw(11)
+              << "bytes" << std::setw(11) << "count" << std::setw(11) << "time(us)" << std::setw(9)
+              << "algbw" << std::setw(9) << "busbw" << std::setw(12) << "slowest(us)"
+              << std::setw(12) << "worst(us)" << std::setw(6) << "slow" << std::setw(7) << "wrong"
+              << "\n";
 }
+
+void print_row(const nlohmann::json& j) {
+    std::cout << " " << std::setw(11) << j["bytes"].get<size_t>() << std::setw(11)
+              << j["count"].get<size_t>() << std::fixed << std::setprecision(1) << std::setw(11)
+              << j["time_us"].get<double>() << std::setprecision(4) << std::setw(9)
+              << j["algbw"].get<double>() << std::setw(9) << j["busbw"].get<double>()
+              << std::setprecision(1) << std::setw(12) << j["slowest_us"].get<double>()
+              << std::setw(12) << j["worst_us"].get<double>() << std::setw(6)
+              << j["slow_rank"].get<unsigned>() << std::setw(7) << j["wrong"].get<size_t>()
+              << std::endl;
+}
+
+using rxecc::verbs::now_s;
 
 // The buffer: data [0, S), the receive area [S, 5S) in two halves of 2S by
 // iteration parity (a peer can be at most one iteration ahead of this rank:
@@ -275,14 +305,7 @@ int main(int argc, char** argv) {
         const auto all = sizes(o.min_bytes, o.max_bytes, static_cast<unsigned>(o.hosts.size()));
         Run run(o, all.back());
         bool ok = true;
-        if (o.rank == 0 && !o.json) {
-            std::printf(
-                "# %s, %zu ranks, float32 sum, %u iterations (+%u warm-up)\n",  // NOLINT(*-vararg)
-                std::string(op_name(o.op)).c_str(), o.hosts.size(), o.iters, o.warmup);
-            std::printf("# %10s %10s %10s %8s %8s %11s %11s %5s %6s\n", "bytes",
-                        "count",  // NOLINT(*-vararg)
-                        "time(us)", "algbw", "busbw", "slowest(us)", "worst(us)", "slow", "wrong");
-        }
+        if (o.rank == 0 && !o.json) print_header(o);
         for (size_t bytes : all) {
             nlohmann::json j;
             ok = run.size(bytes, j) && ok;
@@ -291,13 +314,7 @@ int main(int argc, char** argv) {
             if (o.json) {
                 std::cout << j.dump() << std::endl;
             } else {
-                std::printf(
-                    "  %10zu %10zu %10.1f %8.3f %8.3f %11.1f %11.1f %5u %6zu\n",  // NOLINT(*-vararg)
-                    bytes, j["count"].get<size_t>(), j["time_us"].get<double>(),
-                    j["algbw"].get<double>(), j["busbw"].get<double>(),
-                    j["slowest_us"].get<double>(), j["worst_us"].get<double>(),
-                    j["slow_rank"].get<unsigned>(), j["wrong"].get<size_t>());
-                std::fflush(stdout);
+                print_row(j);
             }
         }
         return ok ? 0 : 1;

@@ -1,12 +1,12 @@
 #include "mesh.hpp"
 
-#include <netdb.h>
 #include <poll.h>
 
 #include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 namespace rxecc::coll {
@@ -16,51 +16,19 @@ constexpr uint32_t kMagic = 0x72636f6c;  // "rcol"
 constexpr unsigned kRecvDepth = 256;     // receives posted per QP
 constexpr unsigned kSendDepth = 256;
 
-// The private data of a connection request and of its acceptance.
-struct Hello {
-    uint32_t magic;
-    uint32_t rank;
-    uint64_t addr;
-    uint32_t rkey;
-    uint32_t pad;
-};
-
-std::string errstr(const std::string& what, int err = errno) {
-    return what + ": " + std::strerror(err);  // NOLINT(concurrency-mt-unsafe)
-}
-
-sockaddr_storage resolve(const std::string& host, uint16_t port) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_flags = AI_NUMERICSERV | AI_NUMERICHOST;
-    addrinfo* res = nullptr;
-    const std::string service = std::to_string(port);
-    if (const int e = getaddrinfo(host.c_str(), service.c_str(), &hints, &res); e != 0) {
-        throw Error("address '" + host + "': " + gai_strerror(e));
-    }
-    sockaddr_storage ss{};
-    std::memcpy(&ss, res->ai_addr, res->ai_addrlen);
-    freeaddrinfo(res);
-    return ss;
-}
-
-sockaddr* sa(sockaddr_storage& ss) {
-    return reinterpret_cast<sockaddr*>(&ss);  // NOLINT(*-reinterpret-cast)
-}
-
-double now_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
+using verbs::errstr;
+using verbs::now_s;
+using verbs::resolve;
+using verbs::sa;
 
 // The peer index an id stands for, kept in its context (index + 1).
 void set_peer(rdma_cm_id* id, unsigned peer) {
-    id->context =
-        reinterpret_cast<void*>(uintptr_t{peer} + 1);  // NOLINT(*-reinterpret-cast,*-no-int-to-ptr)
+    // NOLINTNEXTLINE(*-reinterpret-cast,*-no-int-to-ptr)
+    id->context = reinterpret_cast<void*>(uintptr_t{peer} + 1);
 }
 unsigned peer_of(const rdma_cm_id* id) {
-    return static_cast<unsigned>(reinterpret_cast<uintptr_t>(id->context) -
-                                 1);  // NOLINT(*-reinterpret-cast)
+    // NOLINTNEXTLINE(*-reinterpret-cast)
+    return static_cast<unsigned>(reinterpret_cast<uintptr_t>(id->context) - 1);
 }
 
 }  // namespace
@@ -98,115 +66,124 @@ Mesh::Mesh(unsigned rank, const std::vector<std::string>& hosts, uint16_t port, 
         ibv_reg_mr(pd_.get(), buf_.get(), len_, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
     if (!mr_) throw Error(errstr("ibv_reg_mr"));
 
-    // Connect to the ranks below, one at a time (a storm of connection
-    // requests times out on a slow host), and accept the ranks above.
-    const unsigned n = static_cast<unsigned>(hosts_.size());
+    connect_all();
+}
+
+// Connect to the ranks below, one at a time (a storm of connection requests
+// times out on a slow host), and accept the ranks above.
+void Mesh::connect_all() {
+    const auto n = static_cast<unsigned>(hosts_.size());
     if (rank_ > 0) connect_to(0);
-    unsigned up = 0;
     const double deadline = now_s() + timeout_;
-    while (up < n - 1) {
+    while (up_ < n - 1) {
         pollfd pfd{ch_->fd, POLLIN, 0};
         const double left = deadline - now_s();
         if (left <= 0 || ::poll(&pfd, 1, static_cast<int>(left * 1000) + 1) <= 0) {
             throw Error("not every rank connected within " + std::to_string(timeout_) + " s (" +
-                        std::to_string(up) + " of " + std::to_string(n - 1) + ")");
+                        std::to_string(up_) + " of " + std::to_string(n - 1) + ")");
         }
         rdma_cm_event* ev = nullptr;
         if (rdma_get_cm_event(ch_.get(), &ev) != 0) throw Error(errstr("rdma_get_cm_event"));
         const rdma_cm_event_type type = ev->event;
         rdma_cm_id* id = ev->id;
-        Hello h{};
-        const auto& conn = ev->param.conn;  // NOLINT(cppcoreguidelines-pro-type-union-access)
-        const bool have = conn.private_data != nullptr && conn.private_data_len >= sizeof(h);
-        if (have) std::memcpy(&h, conn.private_data, sizeof(h));
         const int status = ev->status;
-        rdma_ack_cm_event(ev);
-        switch (type) {
-            case RDMA_CM_EVENT_ADDR_RESOLVED:
-                if (rdma_resolve_route(id, 2000) != 0) throw Error(errstr("rdma_resolve_route"));
-                break;
-            case RDMA_CM_EVENT_ROUTE_RESOLVED: {
-                setup_qp(id);
-                const Hello mine{
-                    kMagic, rank_,
-                    reinterpret_cast<uintptr_t>(buf_.get()),  // NOLINT(*-reinterpret-cast)
-                    mr_->rkey, 0};
-                rdma_conn_param cp{};
-                cp.private_data = &mine;
-                cp.private_data_len = sizeof(mine);
-                cp.retry_count = 7;
-                cp.rnr_retry_count = 7;
-                if (rdma_connect(id, &cp) != 0) throw Error(errstr("rdma_connect"));
-                break;
-            }
-            case RDMA_CM_EVENT_CONNECT_REQUEST: {
-                if (!have || h.magic != kMagic || h.rank <= rank_ || h.rank >= n ||
-                    peers_[h.rank].up) {
-                    rdma_reject(id, nullptr, 0);
-                    rdma_destroy_id(id);
-                    break;
-                }
-                drop(h.rank);  // an earlier attempt of the same rank
-                set_peer(id, h.rank);
-                peers_[h.rank].id.reset(id);
-                peers_[h.rank].addr = h.addr;
-                peers_[h.rank].rkey = h.rkey;
-                setup_qp(id);
-                const Hello mine{
-                    kMagic, rank_,
-                    reinterpret_cast<uintptr_t>(buf_.get()),  // NOLINT(*-reinterpret-cast)
-                    mr_->rkey, 0};
-                rdma_conn_param cp{};
-                cp.private_data = &mine;
-                cp.private_data_len = sizeof(mine);
-                cp.retry_count = 7;
-                cp.rnr_retry_count = 7;
-                if (rdma_accept(id, &cp) != 0) throw Error(errstr("rdma_accept"));
-                break;
-            }
-            case RDMA_CM_EVENT_ESTABLISHED: {
-                Peer& p = peers_.at(peer_of(id));
-                if (peer_of(id) < rank_) {
-                    if (!have || h.magic != kMagic || h.rank != peer_of(id)) {
-                        throw Error("rank " + std::to_string(peer_of(id)) +
-                                    " answered with the wrong data");
-                    }
-                    p.addr = h.addr;
-                    p.rkey = h.rkey;
-                }
-                p.up = true;
-                ++up;
-                if (peer_of(id) + 1 < rank_) connect_to(peer_of(id) + 1);
-                break;
-            }
-            case RDMA_CM_EVENT_DISCONNECTED:
-                if (peers_.at(peer_of(id)).up) {
-                    throw Error("rank " + std::to_string(peer_of(id)) + " left");
-                }
-                [[fallthrough]];
-            case RDMA_CM_EVENT_REJECTED:
-            case RDMA_CM_EVENT_UNREACHABLE:
-            case RDMA_CM_EVENT_ADDR_ERROR:
-            case RDMA_CM_EVENT_ROUTE_ERROR:
-            case RDMA_CM_EVENT_CONNECT_ERROR: {
-                // A rank not listening yet, or an attempt that timed out:
-                // the rank above tries again, with a new id.
-                const unsigned j = peer_of(id);
-                if (peers_.at(j).up) throw Error("rank " + std::to_string(j) + " failed");
-                drop(j);
-                if (j < rank_) {
-                    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-                    connect_to(j);
-                }
-                break;
-            }
-            case RDMA_CM_EVENT_TIMEWAIT_EXIT:
-                break;
-            default:
-                throw Error(std::string("unexpected connection event ") + rdma_event_str(type) +
-                            " (status " + std::to_string(status) + ")");
+        std::optional<Hello> h;
+        // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
+        const rdma_conn_param& conn = ev->param.conn;
+        if (conn.private_data != nullptr && conn.private_data_len >= sizeof(Hello)) {
+            h.emplace();
+            std::memcpy(&*h, conn.private_data, sizeof(Hello));
         }
+        rdma_ack_cm_event(ev);
+        on_event(type, id, h, status);
     }
+}
+
+void Mesh::on_event(rdma_cm_event_type type, rdma_cm_id* id, const std::optional<Hello>& h,
+                    int status) {
+    switch (type) {
+        case RDMA_CM_EVENT_ADDR_RESOLVED:
+            if (rdma_resolve_route(id, 2000) != 0) throw Error(errstr("rdma_resolve_route"));
+            break;
+        case RDMA_CM_EVENT_ROUTE_RESOLVED: {
+            setup_qp(id);
+            rdma_conn_param cp = conn_param();
+            if (rdma_connect(id, &cp) != 0) throw Error(errstr("rdma_connect"));
+            break;
+        }
+        case RDMA_CM_EVENT_CONNECT_REQUEST:
+            on_request(id, h);
+            break;
+        case RDMA_CM_EVENT_ESTABLISHED:
+            on_established(id, h);
+            break;
+        case RDMA_CM_EVENT_DISCONNECTED:
+        case RDMA_CM_EVENT_REJECTED:
+        case RDMA_CM_EVENT_UNREACHABLE:
+        case RDMA_CM_EVENT_ADDR_ERROR:
+        case RDMA_CM_EVENT_ROUTE_ERROR:
+        case RDMA_CM_EVENT_CONNECT_ERROR: {
+            // A rank not listening yet, or an attempt that timed out: the
+            // rank above tries again, with a new id.
+            const unsigned j = peer_of(id);
+            if (peers_.at(j).up) throw Error("rank " + std::to_string(j) + " left");
+            drop(j);
+            if (j < rank_) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(200));
+                connect_to(j);
+            }
+            break;
+        }
+        case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+            break;
+        default:
+            throw Error(std::string("unexpected connection event ") + rdma_event_str(type) +
+                        " (status " + std::to_string(status) + ")");
+    }
+}
+
+rdma_conn_param Mesh::conn_param() {
+    mine_ = {kMagic, rank_, reinterpret_cast<uintptr_t>(buf_.get()),  // NOLINT(*-reinterpret-cast)
+             mr_->rkey, 0};
+    rdma_conn_param cp{};
+    cp.private_data = &mine_;
+    cp.private_data_len = sizeof(mine_);
+    cp.retry_count = 7;
+    cp.rnr_retry_count = 7;
+    return cp;
+}
+
+void Mesh::on_request(rdma_cm_id* id, const std::optional<Hello>& h) {
+    const auto n = static_cast<unsigned>(hosts_.size());
+    if (!h || h->magic != kMagic || h->rank <= rank_ || h->rank >= n || peers_[h->rank].up) {
+        rdma_reject(id, nullptr, 0);
+        rdma_destroy_id(id);
+        return;
+    }
+    drop(h->rank);  // an earlier attempt of the same rank
+    set_peer(id, h->rank);
+    Peer& p = peers_[h->rank];
+    p.id.reset(id);
+    p.addr = h->addr;
+    p.rkey = h->rkey;
+    setup_qp(id);
+    rdma_conn_param cp = conn_param();
+    if (rdma_accept(id, &cp) != 0) throw Error(errstr("rdma_accept"));
+}
+
+void Mesh::on_established(rdma_cm_id* id, const std::optional<Hello>& h) {
+    const unsigned j = peer_of(id);
+    Peer& p = peers_.at(j);
+    if (j < rank_) {
+        if (!h || h->magic != kMagic || h->rank != j) {
+            throw Error("rank " + std::to_string(j) + " answered with the wrong data");
+        }
+        p.addr = h->addr;
+        p.rkey = h->rkey;
+    }
+    p.up = true;
+    ++up_;
+    if (j + 1 < rank_) connect_to(j + 1);
 }
 
 Mesh::~Mesh() {
@@ -277,18 +254,21 @@ void Mesh::write(unsigned to, size_t off, size_t len, size_t remote_off, uint32_
     if (off + len > len_ || remote_off + len > len_) throw Error("write beyond the buffer");
     while (sends_ >= kSendDepth) poll_sends();
     Peer& p = peers_.at(to);
-    ibv_sge sge{reinterpret_cast<uintptr_t>(buf_.get() + off),  // NOLINT(*-reinterpret-cast)
-                static_cast<uint32_t>(len), mr_->lkey};
+    // NOLINTNEXTLINE(*-reinterpret-cast)
+    ibv_sge sge{reinterpret_cast<uintptr_t>(buf_.get() + off), static_cast<uint32_t>(len),
+                mr_->lkey};
     ibv_send_wr wr{};
     ibv_send_wr* bad = nullptr;
     wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.send_flags = IBV_SEND_SIGNALED;
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
     wr.imm_data = htonl(imm);
-    wr.wr.rdma.remote_addr =
-        p.addr + remote_off;   // NOLINT(cppcoreguidelines-pro-type-union-access)
-    wr.wr.rdma.rkey = p.rkey;  // NOLINT(cppcoreguidelines-pro-type-union-access)
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
+    wr.wr.rdma.remote_addr = p.addr + remote_off;
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
+    wr.wr.rdma.rkey = p.rkey;
     if (const int e = ibv_post_send(p.id->qp, &wr, &bad); e != 0) {
         throw Error(errstr("ibv_post_send", e));
     }
@@ -330,6 +310,7 @@ void Mesh::poll_one_recv() {
         throw Error(std::string("a receive completion failed: ") + ibv_wc_status_str(w.status));
     }
     const unsigned j = peer_of_qp(w.qp_num);
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
     peers_[j].inbox.push_back(ntohl(w.imm_data));
     post_recvs(peers_[j].id.get(), 1);
 }

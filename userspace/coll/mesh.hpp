@@ -11,9 +11,12 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "connection.hpp"
 
 namespace rxecc::coll {
 
@@ -21,15 +24,17 @@ struct Error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-template <auto Fn>
-struct Deleter {
-    template <typename T>
-    void operator()(T* p) const {
-        Fn(p);
-    }
-};
+using verbs::Deleter;
+using verbs::IdPtr;
 
-using IdPtr = std::unique_ptr<rdma_cm_id, Deleter<rdma_destroy_id>>;
+// The private data of a connection request and of its acceptance.
+struct Hello {
+    uint32_t magic;
+    uint32_t rank;
+    uint64_t addr;
+    uint32_t rkey;
+    uint32_t pad;
+};
 
 class Mesh {
   public:
@@ -62,10 +67,16 @@ class Mesh {
         bool up = false;
         std::deque<uint32_t> inbox;
     };
+    void connect_all();
+    void on_event(rdma_cm_event_type type, rdma_cm_id* id, const std::optional<Hello>& h,
+                  int status);
+    void on_request(rdma_cm_id* id, const std::optional<Hello>& h);
+    void on_established(rdma_cm_id* id, const std::optional<Hello>& h);
+    rdma_conn_param conn_param();  // our Hello, kept in mine_
     void connect_to(unsigned peer);
     void drop(unsigned peer);  // its QP and id, when it is not connected
     void setup_qp(rdma_cm_id* id);
-    void post_recvs(rdma_cm_id* id, unsigned count);
+    static void post_recvs(rdma_cm_id* id, unsigned count);
     void poll_one_recv();
     void poll_sends();
     // The peer whose QP has number `qpn`, or size() if none has.
@@ -85,7 +96,9 @@ class Mesh {
     std::unique_ptr<ibv_cq, Deleter<ibv_destroy_cq>> scq_, rcq_;
     std::unique_ptr<ibv_mr, Deleter<ibv_dereg_mr>> mr_;
     std::vector<Peer> peers_;
+    unsigned up_ = 0;     // peers connected
     unsigned sends_ = 0;  // writes not yet completed
+    Hello mine_{};
 };
 
 }  // namespace rxecc::coll

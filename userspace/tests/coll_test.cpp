@@ -8,6 +8,7 @@
 
 using namespace rxecc::coll;  // NOLINT(google-build-using-namespace)
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(CollChunks, CoverTheBufferOnce) {
     for (unsigned n : {2U, 3U, 7U, 8U}) {
         for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{1000}}) {
@@ -58,6 +59,7 @@ TEST(CollRing, ScheduleSumsEverything) {
     }
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(CollData, ExpectedIsTheSumAndChecksCatchAnError) {
     for (unsigned n : {2U, 64U}) {
         for (size_t i : {size_t{0}, size_t{250}, size_t{1000000}}) {
