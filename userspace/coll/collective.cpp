@@ -78,6 +78,28 @@ std::vector<size_t> sizes(size_t min, size_t max, unsigned n) {
     return out;
 }
 
+size_t Layout::ring_slot(size_t count, unsigned step) const {
+    return step * chunk_of(count, n, 0).count * sizeof(float);
+}
+
+size_t Layout::alltoall_slot(size_t count, unsigned from) const {
+    return from * (count / n) * sizeof(float);
+}
+
+uint64_t config_of(Op op, unsigned n, size_t min_bytes, size_t max_bytes, unsigned iters,
+                   unsigned warmup) {
+    // FNV-1a over the settings
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const uint64_t v : {uint64_t{static_cast<uint8_t>(op)}, uint64_t{n}, uint64_t{min_bytes},
+                             uint64_t{max_bytes}, uint64_t{iters}, uint64_t{warmup}}) {
+        for (unsigned b = 0; b < 8; ++b) {
+            h ^= (v >> (8 * b)) & 0xffU;
+            h *= 0x100000001b3ULL;
+        }
+    }
+    return h;
+}
+
 Timing summarize(const std::vector<std::vector<double>>& times) {
     Timing t{0, 0, 0, 0};
     if (times.empty() || times[0].empty()) return t;

@@ -60,11 +60,34 @@ double busbw_factor(Op op, unsigned n);
 // element per rank.
 std::vector<size_t> sizes(size_t min, size_t max, unsigned n);
 
+// A rank's registered buffer, for messages of up to `max` bytes among `n`
+// ranks: the data [0, max); the receive area, two halves of 2 max by the
+// iteration's parity (a peer can be at most one iteration ahead: it cannot
+// finish one without this rank's part of it); then rank 0's gather area, a
+// row of iters + 1 doubles per rank (its iteration times and wrong elements).
+struct Layout {
+    size_t max;
+    unsigned n;
+    unsigned iters;
+    [[nodiscard]] size_t recv(uint64_t iter) const { return max + (iter % 2) * 2 * max; }
+    [[nodiscard]] size_t row() const { return (size_t{iters} + 1) * sizeof(double); }
+    [[nodiscard]] size_t gather(unsigned rank) const { return 5 * max + rank * row(); }
+    [[nodiscard]] size_t bytes() const { return 5 * max + n * row(); }
+    // where step `step` of an all-reduce of `count` elements lands, and
+    // where rank `from`'s chunk of an all-to-all does, within recv(iter)
+    [[nodiscard]] size_t ring_slot(size_t count, unsigned step) const;
+    [[nodiscard]] size_t alltoall_slot(size_t count, unsigned from) const;
+};
+
+// A number that stands for a run's settings: ranks compare theirs.
+uint64_t config_of(Op op, unsigned n, size_t min_bytes, size_t max_bytes, unsigned iters,
+                   unsigned warmup);
+
 // The per-iteration times (seconds) of every rank: times[rank][iteration].
 struct Timing {
     double time;         // nccl-tests' time: each rank's mean, averaged over ranks
     double slowest;      // the mean over iterations of the slowest rank's time
-    double worst;        // the slowest rank's longest iteration
+    double worst;        // the longest iteration of any rank
     unsigned slow_rank;  // the rank with the largest mean
 };
 Timing summarize(const std::vector<std::vector<double>>& times);

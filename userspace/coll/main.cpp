@@ -151,21 +151,15 @@ void print_row(const nlohmann::json& j) {
 
 using rxecc::verbs::now_s;
 
-// The buffer: data [0, S), the receive area [S, 5S) in two halves of 2S by
-// iteration parity (a peer can be at most one iteration ahead of this rank:
-// it cannot finish an iteration without this rank's part of it), and after
-// it the area where rank 0 gathers every rank's times.
+// One run: the mesh and its buffer (Layout), and the iterations of each size.
 class Run {
   public:
     Run(const Options& o, size_t max_bytes)
         : o_(o),
           n_(static_cast<unsigned>(o.hosts.size())),
-          s_(max_bytes),
-          mesh_(o.rank, o.hosts, o.port, 5 * max_bytes + gather_bytes(o), o.timeout) {}
-
-    static size_t gather_bytes(const Options& o) {
-        return o.hosts.size() * (o.iters + 1) * sizeof(double);
-    }
+          lay_{max_bytes, n_, o.iters},
+          mesh_(o.rank, o.hosts, o.port, lay_.bytes(), o.timeout,
+                config_of(o.op, n_, o.min_bytes, o.max_bytes, o.iters, o.warmup)) {}
 
     // One size: warm-up and timed iterations; on rank 0 the report.
     bool size(size_t bytes, nlohmann::json& out) {
@@ -179,11 +173,11 @@ class Run {
         }
         // every rank's times, and its wrong elements, to rank 0
         times.push_back(static_cast<double>(wrong));
-        const size_t row = (o_.iters + 1) * sizeof(double);
-        const size_t at = 5 * s_;
+        const size_t row = lay_.row();
         if (o_.rank != 0) {
+            const size_t at = lay_.gather(o_.rank);
             std::memcpy(mesh_.buf() + at, times.data(), row);
-            mesh_.write(0, at, row, at + o_.rank * row, kGatherTag);
+            mesh_.write(0, at, row, at, kGatherTag);
             mesh_.drain_sends();
             return wrong == 0;
         }
@@ -193,7 +187,7 @@ class Run {
             if (mesh_.recv_from(r) != kGatherTag)
                 throw Error("rank " + std::to_string(r) + ": out of step");
             std::vector<double> v(o_.iters + 1);
-            std::memcpy(v.data(), mesh_.buf() + at + r * row, row);
+            std::memcpy(v.data(), mesh_.buf() + lay_.gather(r), row);
             wrong += static_cast<size_t>(v.back());
             v.pop_back();
             all[r] = std::move(v);
@@ -217,7 +211,6 @@ class Run {
   private:
     static constexpr uint32_t kGatherTag = 0x80000000U;
 
-    [[nodiscard]] size_t recv_base() const { return s_ + (iter_ % 2) * 2 * s_; }
     std::span<float> floats(size_t off, size_t count) {
         return {reinterpret_cast<float*>(mesh_.buf() + off), count};  // NOLINT(*-reinterpret-cast)
     }
@@ -226,14 +219,16 @@ class Run {
         const unsigned r = o_.rank;
         auto data = floats(0, count);
         for (size_t i = 0; i < count; ++i) data[i] = allreduce_input(r, i, iter_);
-        const size_t slot = chunk_of(count, n_, 0).count * sizeof(float);
         const unsigned right = (r + 1) % n_;
         const unsigned left = (r + n_ - 1) % n_;
         const double t0 = now_s();
         for (unsigned s = 0; s < ring_steps(n_); ++s) {
             const RingStep st = ring_step(r, n_, s);
             const Chunk out = chunk_of(count, n_, st.send_chunk);
-            const size_t dst = recv_base() + s * slot;
+            const size_t dst = lay_.recv(iter_) + lay_.ring_slot(count, s);
+            // the chunks the all-gather overwrites went out in the
+            // reduce-scatter: their writes must be complete first
+            if (s == n_ - 1) mesh_.drain_sends();
             mesh_.write(right, out.first * sizeof(float), out.count * sizeof(float), dst,
                         tag(iter_, s));
             if (mesh_.recv_from(left) != tag(iter_, s))
@@ -262,13 +257,14 @@ class Run {
             auto c = floats(j * chunk, per);
             for (size_t i = 0; i < per; ++i) c[i] = alltoall_value(r, j, i, iter_);
         }
-        const size_t base = recv_base();
+        const size_t base = lay_.recv(iter_);
         const double t0 = now_s();
         for (unsigned k = 1; k < n_; ++k) {
             const unsigned j = (r + k) % n_;
-            mesh_.write(j, j * chunk, chunk, base + r * chunk, tag(iter_, 0));
+            mesh_.write(j, j * chunk, chunk, base + lay_.alltoall_slot(count, r), tag(iter_, 0));
         }
-        std::memcpy(mesh_.buf() + base + r * chunk, mesh_.buf() + r * chunk, chunk);
+        std::memcpy(mesh_.buf() + base + lay_.alltoall_slot(count, r), mesh_.buf() + r * chunk,
+                    chunk);
         for (unsigned k = 1; k < n_; ++k) {
             const unsigned j = (r + n_ - k) % n_;
             if (mesh_.recv_from(j) != tag(iter_, 0))
@@ -279,14 +275,14 @@ class Run {
         std::vector<float> want(per);
         for (unsigned j = 0; j < n_; ++j) {
             for (size_t i = 0; i < per; ++i) want[i] = alltoall_value(j, r, i, iter_);
-            wrong += mismatches(floats(base + j * chunk, per), want);
+            wrong += mismatches(floats(base + lay_.alltoall_slot(count, j), per), want);
         }
         return t;
     }
 
     const Options& o_;
     unsigned n_;
-    size_t s_;
+    Layout lay_;
     Mesh mesh_;
     uint64_t iter_ = 0;
 };

@@ -34,11 +34,12 @@ unsigned peer_of(const rdma_cm_id* id) {
 }  // namespace
 
 Mesh::Mesh(unsigned rank, const std::vector<std::string>& hosts, uint16_t port, size_t bytes,
-           double timeout)
+           double timeout, uint64_t config)
     : rank_(rank),
       hosts_(hosts),
       port_(port),
       timeout_(timeout),
+      config_(config),
       len_(bytes),
       ch_(rdma_create_event_channel()),
       buf_(std::make_unique<std::byte[]>(bytes)),
@@ -143,8 +144,9 @@ void Mesh::on_event(rdma_cm_event_type type, rdma_cm_id* id, const std::optional
 }
 
 rdma_conn_param Mesh::conn_param() {
-    mine_ = {kMagic, rank_, reinterpret_cast<uintptr_t>(buf_.get()),  // NOLINT(*-reinterpret-cast)
-             mr_->rkey, 0};
+    mine_ = {
+        kMagic,    rank_, reinterpret_cast<uintptr_t>(buf_.get()),  // NOLINT(*-reinterpret-cast)
+        mr_->rkey, 0,     config_};
     rdma_conn_param cp{};
     cp.private_data = &mine_;
     cp.private_data_len = sizeof(mine_);
@@ -155,6 +157,11 @@ rdma_conn_param Mesh::conn_param() {
 
 void Mesh::on_request(rdma_cm_id* id, const std::optional<Hello>& h) {
     const auto n = static_cast<unsigned>(hosts_.size());
+    if (h && h->magic == kMagic && h->config != config_) {
+        rdma_reject(id, nullptr, 0);
+        rdma_destroy_id(id);
+        throw Error("rank " + std::to_string(h->rank) + " runs with other options");
+    }
     if (!h || h->magic != kMagic || h->rank <= rank_ || h->rank >= n || peers_[h->rank].up) {
         rdma_reject(id, nullptr, 0);
         rdma_destroy_id(id);
@@ -178,9 +185,16 @@ void Mesh::on_established(rdma_cm_id* id, const std::optional<Hello>& h) {
         if (!h || h->magic != kMagic || h->rank != j) {
             throw Error("rank " + std::to_string(j) + " answered with the wrong data");
         }
+        if (h->config != config_) {
+            throw Error("rank " + std::to_string(j) + " runs with other options");
+        }
         p.addr = h->addr;
         p.rkey = h->rkey;
     }
+    // Receives only now: the receives of an attempt that fails are flushed
+    // into the shared CQ, which nothing reads before the data; until they are
+    // posted, a peer's first write waits on RNR NAKs (retried for ever).
+    post_recvs(id, kRecvDepth);
     p.up = true;
     ++up_;
     if (j + 1 < rank_) connect_to(j + 1);
@@ -227,7 +241,6 @@ void Mesh::setup_qp(rdma_cm_id* id) {
     a.cap.max_send_sge = 1;
     a.cap.max_recv_sge = 1;
     if (rdma_create_qp(id, pd_.get(), &a) != 0) throw Error(errstr("rdma_create_qp"));
-    post_recvs(id, kRecvDepth);
 }
 
 void Mesh::post_recvs(rdma_cm_id* id, unsigned count) {

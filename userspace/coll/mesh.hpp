@@ -34,14 +34,17 @@ struct Hello {
     uint64_t addr;
     uint32_t rkey;
     uint32_t pad;
+    uint64_t config;  // the run's settings: every rank must have the same
 };
 
 class Mesh {
   public:
     // Connects rank `rank` to every other rank of `hosts` (one address per
     // rank; each listens on `port` at its own), with a buffer of `bytes`.
+    // `config` stands for the run's settings: a rank with another one is
+    // refused.
     Mesh(unsigned rank, const std::vector<std::string>& hosts, uint16_t port, size_t bytes,
-         double timeout);
+         double timeout, uint64_t config);
     Mesh(const Mesh&) = delete;
     Mesh& operator=(const Mesh&) = delete;
     Mesh(Mesh&&) = delete;
@@ -86,6 +89,7 @@ class Mesh {
     std::vector<std::string> hosts_;
     uint16_t port_;
     double timeout_;
+    uint64_t config_;
     size_t len_;
     // Declared in the order of creation: destroyed in reverse (the QPs, in
     // the destructor's body, first).

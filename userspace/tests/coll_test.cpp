@@ -106,3 +106,36 @@ TEST(CollTiming, NcclTimeSlowestAndWorst) {
     EXPECT_EQ(t.slow_rank, 0U);
     EXPECT_EQ(tag(0x8001, 3) & 0x80000000U, 0U);
 }
+
+// Every write lands inside its half of the receive area, the gather rows
+// after it, and the buffer ends with the last row.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
+TEST(CollLayout, EverythingFitsWhereItBelongs) {
+    for (unsigned n : {2U, 3U, 8U, 64U}) {
+        const Layout lay{1 << 20, n, 20};
+        for (size_t bytes : sizes(4, lay.max, n)) {
+            const size_t count = bytes / sizeof(float);
+            for (uint64_t iter : {uint64_t{0}, uint64_t{1}}) {
+                const size_t lo = lay.recv(iter);
+                const size_t hi = lo + 2 * lay.max;
+                const unsigned last = ring_steps(n) - 1;
+                EXPECT_LE(lo + lay.ring_slot(count, last) + chunk_of(count, n, 0).count * 4, hi);
+                EXPECT_LE(lo + lay.alltoall_slot(count, n - 1) + count / n * 4, hi);
+            }
+        }
+        EXPECT_EQ(lay.recv(0) + 2 * lay.max, lay.recv(1));
+        EXPECT_EQ(lay.recv(1) + 2 * lay.max, lay.gather(0));
+        EXPECT_EQ(lay.gather(n - 1) + lay.row(), lay.bytes());
+    }
+}
+
+TEST(CollConfig, EverySettingCounts) {
+    const uint64_t base = config_of(Op::allreduce, 8, 4096, 65536, 5, 1);
+    EXPECT_EQ(base, config_of(Op::allreduce, 8, 4096, 65536, 5, 1));
+    EXPECT_NE(base, config_of(Op::alltoall, 8, 4096, 65536, 5, 1));
+    EXPECT_NE(base, config_of(Op::allreduce, 7, 4096, 65536, 5, 1));
+    EXPECT_NE(base, config_of(Op::allreduce, 8, 8192, 65536, 5, 1));
+    EXPECT_NE(base, config_of(Op::allreduce, 8, 4096, 32768, 5, 1));
+    EXPECT_NE(base, config_of(Op::allreduce, 8, 4096, 65536, 6, 1));
+    EXPECT_NE(base, config_of(Op::allreduce, 8, 4096, 65536, 5, 0));
+}
