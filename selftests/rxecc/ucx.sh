@@ -16,13 +16,21 @@
 # error"); the IPv6 runs pass either way (UCX reads 16 bytes there). Each
 # run must exit 0 with its final line; SENDs must have arrived
 # (rdma_recvs).
+#   - Open MPI 4.1 over UCX (pml ucx, no other transport) runs rxecc-mpi,
+#     MPI_Allreduce and MPI_Alltoall with every element checked, as 4 ranks
+#     on 4 hosts: mpirun in host 1's namespace starts its daemons in the
+#     others through netns_rsh.sh (a remote shell that enters the namespace
+#     holding the host's address); each rank gets its host's device and GID
+#     on its own command line (`env UCX_NET_DEVICES=... rxecc-mpi`: the
+#     devices of every namespace are visible in each, rdma's netns mode is
+#     shared).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fabric.sh"
 need_root
 command -v ucx_perftest >/dev/null || ktap_exit_skip "ucx_perftest is not installed (ucx-utils)"
 
 ktap_header
-ktap_plan 4
+ktap_plan 5
 
 modules_unload >/dev/null 2>&1
 rxecc_load || { ktap_fail "load rdma_rxecc"; ktap_finished; }
@@ -80,5 +88,44 @@ v6() {
 	perf rc6-bw rc,self 6 tag_bw && perf ud6-bw ud,self 6 tag_bw
 }
 ktap_result "ucx_perftest tag_bw over RC (UD wireup) and over UD alone, IPv6 RoCEv2 GID" v6
+
+MPI_PROG=$RXECC_TOP/build/userspace/rxecc-mpi
+mpi() {
+	local i apps=() out=$LOGDIR/mpi.json hosts=(1 2 3 4) counters=() rc=0
+	command -v mpirun >/dev/null || { ktap_skip_this "mpirun is not installed (openmpi-bin)"; return 0; }
+	[ -x "$MPI_PROG" ] || { echo "$MPI_PROG is missing (libopenmpi-dev, make userspace)"; return 1; }
+	{ fabric_add_host 3 && fabric_add_host 4; } || { echo "fabric hosts 3 and 4"; return 1; }
+	for i in "${hosts[@]}"; do
+		[ ${#apps[@]} -eq 0 ] || apps+=(:)
+		# shellcheck disable=SC2054 # (UCX_TLS is a list)
+		apps+=(-np 1 --host "$(fabric_ip "$i")" env UCX_NET_DEVICES="$(fabric_dev "$i"):1"
+			UCX_IB_GID_INDEX="$(fabric_gid "$i")" UCX_TLS=rc,self UCX_WARN_UNUSED_ENV_VARS=n
+			"$MPI_PROG" --json --min-bytes 4096 --max-bytes 65536 --iters 5)
+		counters+=("$i:rdma_sends" "$i:rdma_recvs")
+	done
+	snap "${counters[@]}"
+	fabric_in 1 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+		timeout "$(scaled_time 120)" mpirun --mca plm_rsh_agent "$RXECC_TOP/selftests/rxecc/netns_rsh.sh" \
+		--mca plm_rsh_no_tree_spawn 1 --mca pml ucx --mca btl self "${apps[@]}" >"$out" ||
+		{ echo "mpirun exited $?"; rc=1; }
+	cat "$out"
+	# a row per size of each collective, 4 ranks, every element right
+	python3 - "$out" <<-'EOF' || rc=1
+		import json, sys
+		rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+		want = {(op, 4096 << k) for op in ("allreduce", "alltoall") for k in range(5)}
+		got = {(r["op"], r["bytes"]) for r in rows}
+		bad = [r for r in rows if r["ranks"] != 4 or r["wrong"] != 0]
+		if got != want or bad:
+		    sys.exit(f"rows missing: {sorted(want - got)}, wrong: {bad}")
+	EOF
+	# every rank's traffic went through its host's rxecc device
+	for i in "${hosts[@]}"; do
+		echo "h$i: SENDs +$(delta "$i:rdma_sends"), received +$(delta "$i:rdma_recvs")"
+		delta_at_least "$i:rdma_sends" 50 && delta_at_least "$i:rdma_recvs" 50 || rc=1
+	done
+	return "$rc"
+}
+ktap_result "Open MPI over UCX: MPI_Allreduce and MPI_Alltoall checked, 4 ranks on 4 hosts" mpi
 
 ktap_finished

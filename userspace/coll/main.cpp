@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -15,6 +14,7 @@
 
 #include "collective.hpp"
 #include "mesh.hpp"
+#include "report.hpp"
 
 namespace {
 
@@ -46,27 +46,6 @@ struct Options {
     double timeout = 30;
     bool json = false;
 };
-
-struct Usage : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-uint64_t number(const std::string& opt, const std::string& v, uint64_t lo, uint64_t hi) {
-    size_t used = 0;
-    uint64_t out = 0;
-    try {
-        out = std::stoull(v, &used, 0);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used != v.size() || v.empty() || v[0] == '-')
-        throw Usage(opt + ": '" + v + "' is not a number");
-    if (out < lo || out > hi) {
-        throw Usage(opt + ": " + v + " is out of range " + std::to_string(lo) + ".." +
-                    std::to_string(hi));
-    }
-    return out;
-}
 
 std::vector<std::string> split(const std::string& v) {
     std::vector<std::string> out;
@@ -128,27 +107,6 @@ Options parse(const std::vector<std::string>& args) {
     return o;
 }
 
-// rank 0's table: a header, then a row per size
-void print_header(const Options& o) {
-    std::cout << "# " << op_name(o.op) << ", " << o.hosts.size() << " ranks, float32 sum, "
-              << o.iters << " iterations (+" << o.warmup << " warm-up)\n#" << std::setw(11)
-              << "bytes" << std::setw(11) << "count" << std::setw(11) << "time(us)" << std::setw(9)
-              << "algbw" << std::setw(9) << "busbw" << std::setw(12) << "slowest(us)"
-              << std::setw(12) << "worst(us)" << std::setw(6) << "slow" << std::setw(7) << "wrong"
-              << "\n";
-}
-
-void print_row(const nlohmann::json& j) {
-    std::cout << " " << std::setw(11) << j["bytes"].get<size_t>() << std::setw(11)
-              << j["count"].get<size_t>() << std::fixed << std::setprecision(1) << std::setw(11)
-              << j["time_us"].get<double>() << std::setprecision(4) << std::setw(9)
-              << j["algbw"].get<double>() << std::setw(9) << j["busbw"].get<double>()
-              << std::setprecision(1) << std::setw(12) << j["slowest_us"].get<double>()
-              << std::setw(12) << j["worst_us"].get<double>() << std::setw(6)
-              << j["slow_rank"].get<unsigned>() << std::setw(7) << j["wrong"].get<size_t>()
-              << std::endl;
-}
-
 using rxecc::verbs::now_s;
 
 // One run: the mesh and its buffer (Layout), and the iterations of each size.
@@ -192,19 +150,7 @@ class Run {
             v.pop_back();
             all[r] = std::move(v);
         }
-        const Timing t = summarize(all);
-        out = {{"op", std::string(op_name(o_.op))},
-               {"ranks", n_},
-               {"bytes", bytes},
-               {"count", count},
-               {"time_us", t.time * 1e6},
-               {"algbw", algbw(bytes, t.time)},
-               {"busbw", algbw(bytes, t.time) * busbw_factor(o_.op, n_)},
-               {"slowest_us", t.slowest * 1e6},
-               {"worst_us", t.worst * 1e6},
-               {"slow_rank", t.slow_rank},
-               {"wrong", wrong},
-               {"iters", o_.iters}};
+        out = report(o_.op, n_, bytes, o_.iters, all, wrong);
         return wrong == 0;
     }
 
@@ -301,7 +247,9 @@ int main(int argc, char** argv) {
         const auto all = sizes(o.min_bytes, o.max_bytes, static_cast<unsigned>(o.hosts.size()));
         Run run(o, all.back());
         bool ok = true;
-        if (o.rank == 0 && !o.json) print_header(o);
+        if (o.rank == 0 && !o.json)
+            std::cout << table_header(o.op, static_cast<unsigned>(o.hosts.size()), o.iters,
+                                      o.warmup);
         for (size_t bytes : all) {
             nlohmann::json j;
             ok = run.size(bytes, j) && ok;
@@ -309,7 +257,7 @@ int main(int argc, char** argv) {
             if (o.json) {
                 std::cout << j.dump() << std::endl;
             } else {
-                print_row(j);
+                std::cout << table_row(j) << std::flush;
             }
         }
         return ok ? 0 : 1;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "collective.hpp"
+#include "report.hpp"
 
 using namespace rxecc::coll;  // NOLINT(google-build-using-namespace)
 
@@ -105,6 +106,31 @@ TEST(CollTiming, NcclTimeSlowestAndWorst) {
     EXPECT_DOUBLE_EQ(t.worst, 4.0);
     EXPECT_EQ(t.slow_rank, 0U);
     EXPECT_EQ(tag(0x8001, 3) & 0x80000000U, 0U);
+}
+
+TEST(CollReport, NcclTestsRowFromEveryRanksTimes) {
+    // 2 ranks, 2 iterations; 1 MB all-reduce in 2.25 s (as CollTiming)
+    const auto j = report(Op::allreduce, 2, 1000000, 2, {{1.0, 4.0}, {3.0, 1.0}}, 3);
+    EXPECT_EQ(j["op"], "allreduce");
+    EXPECT_EQ(j["count"], 250000U);
+    EXPECT_DOUBLE_EQ(j["time_us"].get<double>(), 2.25e6);
+    EXPECT_DOUBLE_EQ(j["algbw"].get<double>(), 1e6 / 2.25 / 1e9);
+    EXPECT_DOUBLE_EQ(j["busbw"].get<double>(), j["algbw"].get<double>());  // 2(n-1)/n = 1
+    EXPECT_DOUBLE_EQ(j["slowest_us"].get<double>(), 3.5e6);
+    EXPECT_EQ(j["wrong"], 3U);
+    const std::string row = table_row(j);
+    EXPECT_NE(row.find(" 1000000 "), std::string::npos);
+    EXPECT_NE(row.find("2250000.0"), std::string::npos);
+    EXPECT_EQ(row.back(), '\n');
+    EXPECT_NE(table_header(Op::alltoall, 4, 5, 1).find("# alltoall, 4 ranks"), std::string::npos);
+}
+
+TEST(CollReport, OptionNumbersAreCheckedWhole) {
+    EXPECT_EQ(number("--iters", "0x10", 1, 100), 16U);
+    EXPECT_THROW(number("--iters", "10k", 1, 100), Usage);
+    EXPECT_THROW(number("--iters", "-1", 1, 100), Usage);
+    EXPECT_THROW(number("--iters", "", 1, 100), Usage);
+    EXPECT_THROW(number("--iters", "101", 1, 100), Usage);
 }
 
 // Every write lands inside its half of the receive area, the gather rows
