@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# UCX (Debian's ucx-utils 1.13) over rxecc between two fabric hosts, UCX
+# UCX (Debian's ucx-utils 1.13) over rxecc between fabric hosts, UCX
 # forced onto the rxecc devices: UCX_NET_DEVICES=hI:1, UCX_IB_GID_INDEX the
 # RoCEv2 GID of the host's address (which GID UCX picks by itself differs
 # between its versions, openucx/ucx#5045; the test pins it), UCX_TLS as
@@ -18,12 +18,12 @@
 # (rdma_recvs).
 #   - Open MPI 4.1 over UCX (pml ucx, no other transport) runs rxecc-mpi,
 #     MPI_Allreduce and MPI_Alltoall with every element checked, as 4 ranks
-#     on 4 hosts: mpirun in host 1's namespace starts its daemons in the
-#     others through netns_rsh.sh (a remote shell that enters the namespace
-#     holding the host's address); each rank gets its host's device and GID
-#     on its own command line (`env UCX_NET_DEVICES=... rxecc-mpi`: the
-#     devices of every namespace are visible in each, rdma's netns mode is
-#     shared).
+#     on 4 hosts (each rank must have run in its host's namespace): mpirun
+#     in host 1's namespace starts its daemons in the others through
+#     netns_rsh.sh (a remote shell that enters the namespace holding the
+#     host's address); each rank gets its host's device and GID on its own
+#     command line (`env UCX_NET_DEVICES=... rxecc-mpi`: the devices of
+#     every namespace are visible in each, rdma's netns mode is shared).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fabric.sh"
 need_root
@@ -97,32 +97,38 @@ mpi() {
 	{ fabric_add_host 3 && fabric_add_host 4; } || { echo "fabric hosts 3 and 4"; return 1; }
 	for i in "${hosts[@]}"; do
 		[ ${#apps[@]} -eq 0 ] || apps+=(:)
-		# shellcheck disable=SC2054 # (UCX_TLS is a list)
-		apps+=(-np 1 --host "$(fabric_ip "$i")" env UCX_NET_DEVICES="$(fabric_dev "$i"):1"
+		# each rank notes its namespace first: it must be its host's
+		# shellcheck disable=SC2016,SC2054 # (expanded by the rank's sh; UCX_TLS is a list)
+		apps+=(-np 1 --host "$(fabric_ip "$i")" sh -c 'ip netns identify >"$0" && exec "$@"'
+			"$LOGDIR/mpi-ns.$i" env UCX_NET_DEVICES="$(fabric_dev "$i"):1"
 			UCX_IB_GID_INDEX="$(fabric_gid "$i")" UCX_TLS=rc,self UCX_WARN_UNUSED_ENV_VARS=n
 			"$MPI_PROG" --json --min-bytes 4096 --max-bytes 65536 --iters 5)
 		counters+=("$i:rdma_sends" "$i:rdma_recvs")
 	done
 	snap "${counters[@]}"
 	fabric_in 1 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-		timeout "$(scaled_time 120)" mpirun --mca plm_rsh_agent "$RXECC_TOP/selftests/rxecc/netns_rsh.sh" \
+		timeout -k 10 "$(scaled_time 120)" mpirun --mca plm_rsh_agent "$RXECC_TOP/selftests/rxecc/netns_rsh.sh" \
 		--mca plm_rsh_no_tree_spawn 1 --mca pml ucx --mca btl self "${apps[@]}" >"$out" ||
 		{ echo "mpirun exited $?"; rc=1; }
 	cat "$out"
 	# a row per size of each collective, 4 ranks, every element right
 	python3 - "$out" <<-'EOF' || rc=1
 		import json, sys
-		rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+		with open(sys.argv[1]) as f:
+		    rows = [json.loads(l) for l in f if l.startswith("{")]
 		want = {(op, 4096 << k) for op in ("allreduce", "alltoall") for k in range(5)}
 		got = {(r["op"], r["bytes"]) for r in rows}
-		bad = [r for r in rows if r["ranks"] != 4 or r["wrong"] != 0]
-		if got != want or bad:
-		    sys.exit(f"rows missing: {sorted(want - got)}, wrong: {bad}")
+		bad = [r for r in rows if r["ranks"] != 4 or r["wrong"] != 0 or r["iters"] != 5]
+		if len(rows) != len(want) or got != want or bad:
+		    sys.exit(f"{len(rows)} rows; missing or extra: {sorted(want ^ got)}; wrong: {bad}")
 	EOF
-	# every rank's traffic went through its host's rxecc device
+	# every rank ran in its host's namespace, and its traffic went through
+	# its host's rxecc device (all-to-all alone sends some 100 per rank)
 	for i in "${hosts[@]}"; do
-		echo "h$i: SENDs +$(delta "$i:rdma_sends"), received +$(delta "$i:rdma_recvs")"
-		delta_at_least "$i:rdma_sends" 50 && delta_at_least "$i:rdma_recvs" 50 || rc=1
+		echo "h$i: namespace $(cat "$LOGDIR/mpi-ns.$i" 2>/dev/null), SENDs +$(delta "$i:rdma_sends")," \
+			"received +$(delta "$i:rdma_recvs")"
+		[ "$(cat "$LOGDIR/mpi-ns.$i" 2>/dev/null)" = "$(fabric_ns "$i")" ] || rc=1
+		delta_at_least "$i:rdma_sends" 150 && delta_at_least "$i:rdma_recvs" 150 || rc=1
 	done
 	return "$rc"
 }

@@ -28,8 +28,10 @@ const char* const kUsage =
     "Sizes double from --min-bytes (default 4096) to --max-bytes (default 1048576),\n"
     "float32 sum; --op both (the default) runs all-reduce, then all-to-all.\n"
     "Rank 0 prints rxecc-coll's table (or a JSON object per size, --json).\n"
+    "Every rank must be given the same options (checked).\n"
     "exit status: 0 every result right; 1 a wrong element; 2 a bad command line;\n"
-    "3 an MPI call failed.\n";
+    "3 any other failure (an MPI call, ranks that disagree, fewer than 2 or more\n"
+    "than 64 ranks).\n";
 
 struct Options {
     std::vector<Op> ops{Op::allreduce, Op::alltoall};
@@ -55,7 +57,9 @@ Options parse(const std::vector<std::string>& args) {
                 o.ops = {Op::allreduce};
             } else if (v == "alltoall") {
                 o.ops = {Op::alltoall};
-            } else if (v != "both") {
+            } else if (v == "both") {
+                o.ops = {Op::allreduce, Op::alltoall};
+            } else {
                 throw Usage("--op: '" + v + "' is not allreduce, alltoall or both");
             }
         } else if (a == "--min-bytes") {
@@ -191,8 +195,24 @@ nlohmann::json one_size(const Session& s, const Options& o, Op op, size_t bytes,
 }
 
 // Every op and size; rank 0 prints. Returns the exit status.
+// The ranks' settings agree: each app context of an MPMD launch has its own
+// command line, and ranks that disagree would wait in mismatched collectives.
+void check_same_settings(const Session& s, const Options& o) {
+    uint64_t mine = 0;
+    for (const Op op : o.ops)
+        mine = mine * 31 + config_of(op, s.size(), o.min_bytes, o.max_bytes, o.iters, o.warmup);
+    uint64_t lo = 0;
+    uint64_t hi = 0;
+    check(MPI_Allreduce(&mine, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+    check(MPI_Allreduce(&mine, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+    if (lo != hi) throw MpiError("the ranks were given different options");
+}
+
 int run(const Session& s, const Options& o) {
-    if (s.size() < 2) throw MpiError("needs at least 2 ranks, has " + std::to_string(s.size()));
+    // (the inputs' sums stay exact in float32 up to 64 ranks, collective.cpp)
+    if (s.size() < 2 || s.size() > 64)
+        throw MpiError("needs 2 to 64 ranks, has " + std::to_string(s.size()));
+    check_same_settings(s, o);
     bool ok = true;
     uint64_t iter = 0;
     for (const Op op : o.ops) {
@@ -231,7 +251,13 @@ int main(int argc, char** argv) {
             return 3;
         }
     } catch (const std::exception& e) {
+        // MPI_Init ran but the session is not whole: end the job
         std::cerr << "rxecc-mpi: " << e.what() << "\n";
+        int init = 0;
+        int fin = 0;
+        MPI_Initialized(&init);
+        MPI_Finalized(&fin);
+        if (init != 0 && fin == 0) MPI_Abort(MPI_COMM_WORLD, 3);
         return 3;
     }
 }
