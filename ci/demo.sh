@@ -6,11 +6,12 @@
 # in each mode of the scenario (default ci/lab/incast.conf: no PFC/no DCQCN,
 # PFC only, DCQCN only, DCQCN + PFC). The scenarios of PFC gone wrong
 # (SCENARIO=deadlock, victim or pfc-storm: a ring of switches, two switches,
-# a host whose receive path stalls) run ci/guest/lab_fabric.sh instead. Prints the table and writes
+# a host whose receive path stalls) and the leaf-spine's ECMP (SCENARIO=ecmp)
+# run ci/guest/lab_fabric.sh instead. Prints the table and writes
 # OUT/lab/report.{md,json} and the plots (OUT/lab/*.png).
 #   ci/demo.sh [OUT]
 # Environment (make demo VAR=...): SCENARIO (a scenario file, or the name of
-# one in ci/lab: incast, convergence, deadlock, victim, pfc-storm), SENDERS, RATE,
+# one in ci/lab: incast, convergence, deadlock, victim, pfc-storm, ecmp), SENDERS, RATE,
 # DURATION, PROFILE, MODES, and LAB_<KEY> for any other scenario key
 # (LAB_XOFF=32KiB); RUNS=N boots N times, each run's report in
 # OUT/lab/run-K and the spread over them in OUT/lab/spread.md; CHECK=1 exits
@@ -78,7 +79,7 @@ one_run() {
 # unmet DIR: the expectations DIR's report did not meet, '; ' between them.
 unmet() {
 	python3 -c 'import json, sys
-print("; ".join(c["check"] for c in json.load(open(sys.argv[1]))["checks"] if not c["met"]))' \
+print("; ".join(c["check"] for c in json.load(open(sys.argv[1]))["checks"] if c["met"] is False))' \
 		"$1/report.json"
 }
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Guest side of `make demo` for the scenarios of PFC gone wrong (docs/lab.md,
-# "When PFC goes wrong"): the topology comes from SCENARIO.sh (written by
+# "When PFC goes wrong") and the leaf-spine's ECMP ("ECMP and the UDP source
+# port"): the topology comes from SCENARIO.sh (written by
 # ci/lab/lab.py), one of
 #   ring     four switches in a ring, routes one way round, hI writes to the
 #            host two switches on: a cyclic buffer dependency (PFC deadlock);
@@ -14,6 +15,12 @@
 #            stops (rx_stall.py: one packet through every STALL_RELEASE ms),
 #            so rxecc on h1 pauses its switch port (pfc_rx_xoff); the flow
 #            h3 -> h4 is the victim (it shares the uplink sw -> sw2)
+#   ecmp     a leaf-spine (2 leaves, 2 spines, 4 hosts each): hI (lf1) writes
+#            TRANSFER bytes to hI+4 (lf2) over FLOWS_PER_PAIR QPs, all at
+#            once; lf1's two uplinks (RATE) are the congested ports, and
+#            the mode's ECMP hash (l3, l4) and UDP source-port policy (qpn,
+#            flow_label) decide which QP takes which; the spines count each
+#            flow's bytes (an nft set keyed by addresses and source port)
 # A mode's watchdog (watchdog, watchdog_action) is on the CONGESTED ports,
 # with watchdog_ports all on every port. Every host link runs at LINK (a
 # token bucket on the host's egress). Per
@@ -23,6 +30,10 @@
 #   qdiscs.json        `rxecc -j qdisc show` of every switch after the run
 #   load-start, load-done, stall-start, stall-done   CLOCK_MONOTONIC seconds
 #   stall.json         rx_stall.py's summary (storm)
+#   flows-SPINE.json   ecmp: `nft -j list set` of SPINE's flows (packets, bytes per
+#                      source, destination and UDP source port) at the end
+#   flows-SPINE.log    ecmp: the same every 0.2 s ("UPTIME JSON")
+#   doneI-J.K          ecmp: CLOCK_MONOTONIC seconds when flow K of hI -> hJ ended
 #   cI-J.log sI-J.log  the perftest client and server of flow hI -> hJ
 # Progress lines start with "lab:".
 # shellcheck source=../../selftests/rxecc/lib.sh
@@ -83,6 +94,32 @@ storm)
 	say "fabric: h2 -> h1 and the victim h3 -> h4 over the uplink sw -> sw2 (ports ${RATE} Mbit/s);" \
 		"h1's receive path stalls ${STALL_AT} s into the load"
 	;;
+ecmp)
+	HOSTS="1 2 3 4 5 6 7 8" FLOWS=''
+	for i in 1 2 3 4; do
+		for ((k = 0; k < FLOWS_PER_PAIR; k++)); do FLOWS+=" $i:$((i + 4))"; done
+	done
+	CONGESTED="lf1:to-sp1 lf1:to-sp2"
+	PORTS="sp1:to-lf2 sp2:to-lf2"
+	fabric_leafspine 2 2 4 || exit 1
+	for s in sp1 sp2; do
+		fabric_sw_in $s nft -f - <<-EOF || exit 1
+			table inet lab_ecmp {
+				set flows {
+					type ipv4_addr . ipv4_addr . inet_service
+					flags dynamic
+					size 4096
+				}
+				chain spine {
+					type filter hook forward priority 0;
+					udp dport 4791 update @flows { ip saddr . ip daddr . udp sport counter }
+				}
+			}
+		EOF
+	done
+	say "fabric: leaf-spine, h1..h4 (lf1) -> h5..h8 (lf2), $FLOWS_PER_PAIR QPs each, over lf1's two" \
+		"uplinks (${RATE} Mbit/s), hosts at $LINK"
+	;;
 *)
 	say "unknown topology '$TOPOLOGY'"
 	exit 1
@@ -127,6 +164,11 @@ mode_set() {
 		# shellcheck disable=SC2086 # NAME VALUE pairs
 		fabric_dcqcn_all set ${M_SET[$m]} || return 1
 	fi
+	if [ "$TOPOLOGY" = ecmp ]; then
+		fabric_ecmp_hash "$([ "${M_HASH[$m]}" = l3 ] && echo 0 || echo 1)" &&
+			fabric_dcqcn_all set udp_sport "${M_SPORT[$m]}" || return 1
+		for s in sp1 sp2; do fabric_sw_in $s nft flush set inet lab_ecmp flows || return 1; done
+	fi
 	if [ "$TOPOLOGY" = storm ]; then
 		# h1 pauses its switch port when its receive backlog holds a packet
 		# PFC_RX_XOFF ms, and resumes it once one waited 1 ms or less
@@ -166,16 +208,29 @@ stall_stop() {
 	fabric_in 1 nft delete table inet lab_stall 2>/dev/null
 }
 
+# flow_name K SRC:DST: the name of the K-th flow (from 1) in logs: SRC-DST,
+# and with ecmp (several flows per pair) SRC-DST.K.
+flow_name() {
+	local f=$2
+	if [ "$TOPOLOGY" = ecmp ]; then echo "${f%:*}-${f#*:}.$1"; else echo "${f%:*}-${f#*:}"; fi
+}
+
 run_mode() {
-	local m=$1 dir="$LAB_OUT/$1" f src dst port pids=() sampler rc=0 specs=() hw=() s
+	local m=$1 dir="$LAB_OUT/$1" f src dst port pids=() clients=() flowlog=() sampler rc=0 specs=() hw=() s k
+	local amount=(-D "$DURATION") bw=ib_write_bw
+	# ecmp: a fixed transfer per flow, all flows started together; 16
+	# perftest processes polling their CQs would take the guest's CPUs
+	# from the fabric, so they sleep on completion events (-e), which
+	# perftest offers for SEND but not for WRITE
+	[ "$TOPOLOGY" = ecmp ] && amount=(-n $((TRANSFER / MESSAGE)) -e) bw=ib_send_bw
 	mkdir -p "$dir"
 	mode_set "$m" || { say "$m: configuration failed"; return 1; }
-	port=18900
+	port=18900 k=0
 	for f in $FLOWS; do
-		src=${f%:*} dst=${f#*:} port=$((port + 1))
-		fabric_in "$dst" timeout $((DURATION + 90)) ib_write_bw -d "h$dst" -x "$(fabric_gid "$dst")" -F \
-			-s "$MESSAGE" -D "$DURATION" -p $port --tclass=$TCLASS -u "$QP_TIMEOUT" \
-			>"$dir/s$src-$dst.log" 2>&1 &
+		src=${f%:*} dst=${f#*:} port=$((port + 1)) k=$((k + 1))
+		fabric_in "$dst" timeout $((DURATION + 90)) "$bw" -d "h$dst" -x "$(fabric_gid "$dst")" -F \
+			-s "$MESSAGE" "${amount[@]}" -p $port --tclass=$TCLASS -u "$QP_TIMEOUT" \
+			>"$dir/s$(flow_name $k "$f").log" 2>&1 &
 		pids+=($!)
 	done
 	port=18900
@@ -193,20 +248,47 @@ run_mode() {
 	if [ "$TOPOLOGY" = storm ]; then
 		stall_prepare "$dir" || { say "$m: rx_stall.py did not start (see $m/stall.err)"; rc=1; }
 	fi
-	say "$m: $(echo "$FLOWS" | wc -w) flows for ${DURATION} s"
+	if [ "$TOPOLOGY" = ecmp ]; then
+		say "$m: $(echo "$FLOWS" | wc -w) flows of $TRANSFER bytes (at most ${DURATION} s)"
+	else
+		say "$m: $(echo "$FLOWS" | wc -w) flows for ${DURATION} s"
+	fi
+	if [ "$TOPOLOGY" = ecmp ]; then
+		# each spine's per-flow byte counts every 0.2 s, for each flow's start and end
+		for s in sp1 sp2; do
+			# shellcheck disable=SC2016 # expanded by the spine's shell
+			fabric_sw_in $s sh -c 'while :; do read -r up _ </proc/uptime
+				echo "$up $(nft -j list set inet lab_ecmp flows)"; sleep 0.2; done' \
+				>"$dir/flows-$s.log" 2>&1 &
+			flowlog+=($!)
+		done
+	fi
 	uptime >"$dir/load-start"
-	port=18900
+	port=18900 k=0
 	for f in $FLOWS; do
-		src=${f%:*} dst=${f#*:} port=$((port + 1))
-		fabric_in "$src" timeout $((DURATION + 90)) nice -n 19 ib_write_bw -d "h$src" \
-			-x "$(fabric_gid "$src")" -F -s "$MESSAGE" -D "$DURATION" -p $port --tclass=$TCLASS \
-			-u "$QP_TIMEOUT" "$(fabric_ip "$dst")" >"$dir/c$src-$dst.log" 2>&1 &
-		pids+=($!)
+		src=${f%:*} dst=${f#*:} port=$((port + 1)) k=$((k + 1))
+		{
+			fabric_in "$src" timeout $((DURATION + 90)) nice -n 19 "$bw" -d "h$src" \
+				-x "$(fabric_gid "$src")" -F -s "$MESSAGE" "${amount[@]}" -p $port \
+				--tclass=$TCLASS -u "$QP_TIMEOUT" "$(fabric_ip "$dst")" \
+				>"$dir/c$(flow_name $k "$f").log" 2>&1
+			uptime >"$dir/done$(flow_name $k "$f")"
+		} &
+		clients+=($!)
 	done
 	if [ "$TOPOLOGY" = storm ]; then
 		sleep "$STALL_AT"
 		stall_start "$dir" || { say "$m: the receive stall did not start (see $m/stall.err)"; rc=1; }
 		sleep $((DURATION + 1 - STALL_AT))
+	elif [ "$TOPOLOGY" = ecmp ]; then
+		# until every flow has ended, DURATION s at most
+		for ((s = 0; s < DURATION * 10; s++)); do
+			[ "$(find "$dir" -name "done*" | wc -l)" -lt "$(echo "$FLOWS" | wc -w)" ] || break
+			sleep 0.1
+		done
+		sleep 0.5
+		for s in sp1 sp2; do fabric_sw_in $s nft -j list set inet lab_ecmp flows >"$dir/flows-$s.json"; done
+		for s in "${flowlog[@]}"; do kill_tree "$s"; done
 	else
 		sleep $((DURATION + 1))
 	fi
@@ -214,8 +296,8 @@ run_mode() {
 	stall_stop "$dir"
 	kill "$sampler"
 	# A frozen flow's perftest does not end by itself before its QP gives up.
-	pkill -KILL -x ib_write_bw
-	wait "$sampler" "${pids[@]}" 2>/dev/null
+	pkill -KILL -x "$bw"
+	wait "$sampler" "${pids[@]}" "${clients[@]}" "${flowlog[@]}" 2>/dev/null
 	for s in "${FABRIC_SWITCHES[@]}"; do
 		echo "$s $(fabric_sw_in "$s" "$T" -j qdisc show)"
 	done >"$dir/qdiscs.json"

@@ -283,6 +283,149 @@ class Pathology(unittest.TestCase):
             self.assertEqual([c["met"] for c in rep["checks"]], [False])
 
 
+class Ecmp(unittest.TestCase):
+    """The leaf-spine ECMP scenario: its keys, and a report from synthetic
+    perftest logs, spine counts and samples whose figures are known."""
+
+    def test_the_scenario_reads_and_sources(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        sc = lab.read_scenario(os.path.join(here, "ecmp.conf"), [])
+        self.assertEqual(sc["topology"], "ecmp")
+        self.assertEqual([(m["ecmp_hash"], m["udp_sport"]) for m in sc["modes"]],
+                         [("l3", "flow_label"), ("l4", "qpn"), ("l4", "flow_label")])
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "s.sh")
+            lab.write_shell(sc, path)
+            out = subprocess.run(
+                ["bash", "-c", f'source {path} && echo "$TOPOLOGY|$TRANSFER|$FLOWS_PER_PAIR|'
+                 f'${{M_HASH[l3]}}|${{M_SPORT[l4-qpn]}}"'],
+                capture_output=True, text=True, check=True).stdout.strip()
+        self.assertEqual(out, "ecmp|1048576|2|l3|qpn")
+        for text, want in (("modes = m\n[mode m]\necmp_hash = l2\n", "'l2' is not l3 or l4"),
+                           ("modes = m\n[mode m]\nudp_sport = random\n", "not qpn or flow_label"),
+                           ("transfer = 1MiB\n", "transfer and flows_per_pair are the ecmp")):
+            with self.subTest(text=text), self.assertRaises(lab.ScenarioError) as e:
+                scenario(text)
+            self.assertIn(want, str(e.exception))
+
+    @staticmethod
+    def mode_run(raw, mode, policy, spine_of, split=()):
+        """Pairs hI -> hI+4 with QPs 17 and 18 each; spine_of(pair) the
+        spine of its flows; a flow in split has half its bytes on each.
+        sp1's flows end 5.5 s after the first byte, sp2's 2 s after."""
+        import sport_check  # pylint: disable=import-outside-toplevel
+        d = os.path.join(raw, mode)
+        os.makedirs(d)
+        with open(os.path.join(d, "load-start"), "w", encoding="utf-8") as f:
+            f.write("100.0\n")
+        mib = 1 << 20
+        finals = {"sp1": {}, "sp2": {}}
+        ends = {}
+        k = 0
+        for i in range(1, 5):
+            for q in (17, 18):
+                k += 1
+                with open(os.path.join(d, f"c{i}-{i + 4}.{k}.log"), "w", encoding="utf-8") as f:
+                    f.write(f" local address: LID 0000 QPN {q:#06x} PSN 0x1\n"
+                            f" remote address: LID 0000 QPN {q:#06x} PSN 0x2\n"
+                            " 65536      16               0.53               0.53   \t\t   0.000008\n")
+                port = (sport_check.qpn_sport(q) if policy == "qpn"
+                        else sport_check.get_udp_sport(0, q, q))
+                key = (f"10.0.{i}.1", f"10.0.{i + 4}.1", port)
+                sp = spine_of(i)
+                if k in split:
+                    finals["sp1"][key] = finals["sp2"][key] = mib // 2
+                else:
+                    finals[sp][key] = mib
+                ends[key] = 5.5 if sp == "sp1" else 2.0
+
+        def nft(counts):
+            return {"nftables": [{"metainfo": {}}, {"set": {"name": "flows", "elem": [
+                {"elem": {"val": {"concat": list(key)}, "counter": {"packets": 1, "bytes": b}}}
+                for key, b in counts.items()]}}]}
+        for sp in ("sp1", "sp2"):
+            with open(os.path.join(d, f"flows-{sp}.json"), "w", encoding="utf-8") as f:
+                json.dump(nft(finals[sp]), f)
+            with open(os.path.join(d, f"flows-{sp}.log"), "w", encoding="utf-8") as f:
+                for n in range(0, 71):	# 100.0 .. 107.0 s; data from 100.5
+                    t = 100.0 + n * 0.1
+                    el = max(0.0, t - 100.5)
+                    c = {key: int(b * min(1.0, el / ends[key])) for key, b in finals[sp].items()}
+                    f.write(f"{t:.2f} {json.dumps(nft(c))}\n")
+        Pathology.samples(os.path.join(d, "samples"), 100.0, 70,
+                          {"lf1:to-sp1": lambda k: {"tx_bytes": max(0, k - 5) * 12000},
+                           "lf1:to-sp2": lambda k: {"tx_bytes": max(0, k - 5) * 6000}},
+                          {"h1": lambda k: {"tx_prio3_pause": 0, "np_cnp_sent": 0}})
+
+    def test_max_min_fair_times(self):
+        import ecmp  # pylint: disable=import-outside-toplevel
+        # h1's two flows share its 5 Mbit/s link; h2's flow takes 5 of sp1's
+        # 10 and ends first, which frees nothing h1 can use
+        t = ecmp.fair_times([{"host": "h1", "spine": "sp1"}, {"host": "h2", "spine": "sp1"},
+                             {"host": "h1", "spine": "sp2"}],
+                            {"h1": 5, "h2": 5, "sp1": 10, "sp2": 10}, 125000)
+        self.assertEqual([round(x, 6) for x in t], [0.4, 0.2, 0.4])
+        # three flows on one 3 Mbit/s uplink from fast hosts: 1 Mbit/s each,
+        # all ending at 1 s
+        t = ecmp.fair_times([{"host": f"h{i}", "spine": "sp1"} for i in range(3)],
+                            {"h0": 10, "h1": 10, "h2": 10, "sp1": 3}, 125000)
+        self.assertEqual([round(x, 6) for x in t], [1.0, 1.0, 1.0])
+
+    def test_report(self):
+        sc = scenario("topology = ecmp\nrate = 10mbit\nlink = 5mbit\ntransfer = 1MiB\nmodes = l3 l4\n"
+                      "[mode l3]\npfc = on\necmp_hash = l3\nudp_sport = flow_label\n"
+                      "[mode l4]\npfc = on\necmp_hash = l4\nudp_sport = qpn\n")
+        with tempfile.TemporaryDirectory() as d:
+            raw = os.path.join(d, "raw")
+            self.mode_run(raw, "l3", "flow_label", lambda i: "sp1" if i < 4 else "sp2")
+            self.mode_run(raw, "l4", "qpn", lambda i: "sp1" if i % 2 else "sp2", split=(3,))
+            scj = os.path.join(d, "sc.json")
+            with open(scj, "w", encoding="utf-8") as f:
+                json.dump(sc, f)
+            rep = quiet_report(raw, scj, os.path.join(d, "out"))
+            by = {m["name"]: m for m in rep["modes"]}
+            l3 = by["l3"]
+            self.assertEqual(l3["flows_per_spine"], {"sp1": 6, "sp2": 2})
+            self.assertEqual(l3["pairs_split"], 0)
+            self.assertEqual(l3["setup_s"], 0.6)	# the first bytes in the sample at 100.6
+            self.assertEqual(l3["job_s"], 5.4)	# 99 % of 1 MiB at 106.0 (100.5 + 0.99 x 5.5), from 100.6
+            self.assertEqual(l3["floor_s"], round(6 * (1 << 20) * 8 / 10e6, 2))
+            self.assertEqual(l3["ideal_s"], round(2 * (1 << 20) * 8 / 5e6, 2))
+            f1 = next(f for f in l3["flows"] if f["flow"] == "h1->h5.1")
+            self.assertEqual((f1["qpn"], f1["spine"], f1["on_spine_share"]), (17, "sp1", 1.0))
+            met = {c["check"]: c["met"] for c in rep["checks"]}
+            l3_checks = {c: v for c, v in met.items() if c.startswith("l3:")}
+            self.assertEqual(len(l3_checks), 5)
+            self.assertTrue(all(l3_checks.values()), l3_checks)
+            self.assertTrue(any(c.startswith("l3: where one uplink is congested") for c in met))
+            self.assertEqual(l3["fair_uplink_mbps"], {"sp1": 10.0, "sp2": 5.0})
+            # l4: 4/4, both uplinks full under max-min: nothing for the check to test
+            self.assertTrue(any(c["check"].startswith("l4: where one uplink") and c["met"] is None
+                                for c in rep["checks"]))
+            self.assertEqual(l3["fair_s"], round(1 * (1 << 20) * 8 / (10e6 / 6), 2))	# 6 flows share sp1
+            self.assertTrue(met["l3: the QPs of each host pair share one spine (the hash sees only addresses)"])
+            # l4: flow 3 (h2->h6, QP 17) has half its bytes on each spine
+            self.assertFalse(met["l4: every flow's bytes are on one spine (99 % or more, counted under the "
+                                 "source port its policy gives it)"])
+            self.assertEqual(by["l4"]["pairs_split"], 1)
+            self.assertEqual(rep["plots"], ["ecmp.png"])
+            self.assertTrue(os.path.getsize(os.path.join(d, "out", "ecmp.png")) > 1000)
+            with open(os.path.join(d, "out", "report.md"), encoding="utf-8") as f:
+                self.assertIn("| h1->h5.1 | 17/17 |", f.read())
+            text, _ = lab.spread([rep, rep])
+            self.assertIn("busiest spine's flows", text)
+
+    def test_a_check_that_did_not_apply_is_neither_met_nor_unmet(self):
+        reps = [{"modes": [], "checks": [{"check": "x", "met": None, "measured": "n/a"}]},
+                {"modes": [], "checks": [{"check": "x", "met": True, "measured": ""}]}]
+        text, every = lab.spread(reps)
+        self.assertIn("| x | 1 of 1 (1 not applicable) |", text)
+        self.assertTrue(every)
+        reps[1]["checks"][0]["met"] = False
+        self.assertFalse(lab.spread(reps)[1])
+        self.assertEqual([lab.met_word(x) for x in (None, True, False)], ["n/a", "yes", "no"])
+
+
 class Series(unittest.TestCase):
     def test_step_mean_and_bins(self):
         q = [(1.0, 100), (2.0, 300), (4.0, 0)]

@@ -1,0 +1,430 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The report of the lab's ECMP scenario (topology ecmp; ci/guest/lab_fabric.sh
+records it): per mode which spine each flow (QP) took, by its bytes counted
+on the spines under its UDP source port; each flow's completion time of the
+fixed transfer; each uplink's Mbit/s over time; the operator's counters; the
+expectations; the plots. lab.py's `report` calls report() here."""
+import json
+import os
+import re
+
+import lab
+import pathology
+from sport_check import get_udp_sport, qpn_sport
+
+SPINES = ("sp1", "sp2")
+UPLINKS = {"sp1": "lf1:to-sp1", "sp2": "lf1:to-sp2"}
+ONE_PATH = 0.99		# a flow's bytes on its spine, at least
+IDLE_LOAD = 0.7		# an uplink max-min fair sharing loads this much or less is not congested
+UPLINK_BIN_S = 0.5	# the guest sends in bursts: 100 ms bins swing from 0 to the rate
+CLIENT = re.compile(r"^c([0-9]+)-([0-9]+)\.([0-9]+)\.log$")
+
+
+def host_ip(i):
+    return f"10.0.{i}.1"
+
+
+def client_qp(log):
+    """(local QPN, remote QPN) of a perftest client's one QP, and whether it
+    finished (printed its result line)."""
+    try:
+        with open(log, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None, False
+    loc = re.findall(r"local address:.*?QPN (0x[0-9a-f]+)", text)
+    rem = re.findall(r"remote address:.*?QPN (0x[0-9a-f]+)", text)
+    qp = (int(loc[0], 16), int(rem[0], 16)) if len(loc) == 1 and len(rem) == 1 else None
+    done = re.search(r"^\s*[0-9]+\s+[0-9]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s*$", text, re.M) is not None
+    return qp, done
+
+
+def sport_of(policy, qp):
+    """The UDP source port the device's policy gives the QP (rxecc_sport.c):
+    perftest sets no flow label, so flow_label folds one from both QPNs."""
+    return qpn_sport(qp[0]) if policy == "qpn" else get_udp_sport(0, qp[0], qp[1])
+
+
+def spine_counts(path):
+    """{(saddr, daddr, sport): bytes} of a spine's nft set (nft -j)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return parse_set(json.load(f))
+    except (OSError, ValueError):
+        return None
+
+
+def spine_series(path):
+    """[(uptime, {(saddr, daddr, sport): bytes})] of a spine's log of its
+    set (a line "UPTIME JSON" every 0.2 s); [] when there is none."""
+    out = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                ts, _, js = line.partition(" ")
+                try:
+                    out.append((float(ts), parse_set(json.loads(js))))
+                except ValueError:
+                    continue	# cut short when the loop was stopped
+    except OSError:
+        return []
+    return out
+
+
+def parse_set(doc):
+    out = {}
+    for item in doc.get("nftables", []):
+        for e in (item.get("set") or {}).get("elem", []):
+            el = e.get("elem", e)
+            val = el.get("val", el) if isinstance(el, dict) else el
+            key = (val.get("concat") if isinstance(val, dict) else None) or []
+            ctr = el.get("counter") if isinstance(el, dict) else None
+            if len(key) == 3 and ctr:
+                out[(str(key[0]), str(key[1]), int(key[2]))] = int(ctr.get("bytes", 0))
+    return out
+
+
+def flow_span(series, key, done=0.99):
+    """(first, last) uptime of a flow in a spine's series: its first sample
+    with bytes, and the first with `done` of its final bytes; None if the
+    series never saw it."""
+    seen = [(t, c.get(key, 0)) for t, c in series]
+    final = max((b for _, b in seen), default=0)
+    if not final:
+        return None
+    first = next(t for t, b in seen if b > 0)
+    last = next(t for t, b in seen if b >= done * final)
+    return first, last
+
+
+def analyse(raw, sc, mode):
+    d = os.path.join(raw, mode["name"])
+    r = {"name": mode["name"], "label": mode.get("label", mode["name"]), "pfc": mode["pfc"],
+         "dcqcn": mode["dcqcn"], "ecmp_hash": mode["ecmp_hash"], "udp_sport": mode["udp_sport"]}
+    launched = pathology.read_time(d, "load-start")
+    counts = {s: spine_counts(os.path.join(d, f"flows-{s}.json")) for s in SPINES}
+    if launched is None or any(c is None for c in counts.values()):
+        r["error"] = "no load start or no spine counts (the guest run failed: see its log)"
+        return r, {}
+    path = os.path.join(d, "samples")
+    ports, hosts = pathology.load(path, sc["dscp"] >> 3) if os.path.exists(path) else ({}, {})
+    # the clock starts with the first byte on an uplink: the perftest
+    # processes take seconds to set up their QPs here, before any data
+    start = pathology.first_traffic([(s, ports.get(p)) for s, p in UPLINKS.items()], launched)
+    r["setup_s"] = round(start - launched, 2)
+    flows = []
+    for name in sorted(os.listdir(d)):
+        m = CLIENT.match(name)
+        if not m:
+            continue
+        src, dst, k = (int(x) for x in m.groups())
+        qp, finished = client_qp(os.path.join(d, name))
+        end = pathology.read_time(d, f"done{src}-{dst}.{k}")
+        f = {"flow": f"h{src}->h{dst}.{k}", "pair": f"h{src}->h{dst}", "finished": finished,
+             "exited_s": round(end - start, 2) if end is not None else None, "completion_s": None}
+        if qp:
+            f["qpn"], f["remote_qpn"] = qp
+            f["sport"] = sport_of(mode["udp_sport"], qp)
+            f["key"] = (host_ip(src), host_ip(dst), f["sport"])
+        flows.append(f)
+    # QPs of one host pair with the same source port (the flow label is
+    # symmetric in the two QP numbers: 17<->18 and 18<->17 fold alike) are
+    # one 5-tuple: the spines count them together, and each gets its part
+    same = {}
+    for f in flows:
+        if "key" in f:
+            same.setdefault(f["key"], []).append(f)
+    for group in same.values():
+        per = {s: counts[s].get(group[0]["key"], 0) / len(group) for s in SPINES}
+        total = sum(per.values())
+        for f in group:
+            f["bytes"] = {s: round(v) for s, v in per.items()}
+            if len(group) > 1:
+                f["same_port_as"] = [g["flow"] for g in group if g is not f]
+            if total:
+                f["spine"] = max(SPINES, key=lambda s, p=per: p[s])
+                f["on_spine_share"] = round(per[f["spine"]] / total, 4)
+    series_of = {sp: spine_series(os.path.join(d, f"flows-{sp}.log")) for sp in SPINES}
+    for group in same.values():
+        for f in group:
+            sp = series_of.get(f.get("spine"), [])
+            span = flow_span(sp, group[0]["key"])
+            if span and f["finished"]:
+                f["start_s"] = round(span[0] - start, 2)
+                f["completion_s"] = round(span[1] - start, 2)
+            f["progress"] = [(round(t - start, 2), round(c.get(group[0]["key"], 0) / len(group) / 1e6, 3))
+                             for t, c in sp if t <= (span[1] + 1 if span else t)]
+    for f in flows:
+        f.pop("key", None)
+    r["flows"] = flows
+    placed = [f for f in flows if "spine" in f]
+    r["flows_per_spine"] = {s: sum(1 for f in placed if f["spine"] == s) for s in SPINES}
+    pairs = {}
+    for f in placed:
+        pairs.setdefault(f["pair"], set()).add(f["spine"])
+    r["pairs_split"] = sum(1 for s in pairs.values() if len(s) > 1)
+    times = [f["completion_s"] for f in flows if f["completion_s"] is not None]
+    r["job_s"] = max(times) if times and len(times) == len(flows) else None
+    # the busiest uplink's transfers (payload) at its rate: a floor under the job's time
+    bytes_on = {s: sum(f["bytes"][s] for f in placed) for s in SPINES}
+    r["spine_mbytes"] = {s: round(b / 1e6, 2) for s, b in bytes_on.items()}
+    r["floor_s"] = (round(max(r["flows_per_spine"].values()) * lab.to_bytes(sc["transfer"]) * 8
+                          / (sc["rate"] * 1e6), 2) if placed else None)
+    if len(placed) == len(flows) and flows:
+        res = {f"h{i}": sc["link"] for i in range(1, 5)}
+        res.update({sp: sc["rate"] for sp in SPINES})
+        model = [{"host": f["pair"].split("->")[0], "spine": f["spine"]} for f in flows]
+        times = fair_times(model, res, lab.to_bytes(sc["transfer"]))
+        for f, t in zip(flows, times):
+            f["fair_s"] = round(t, 2)
+        r["fair_s"] = round(max(times), 2)
+        # each uplink's load when every flow runs, max-min fair
+        rates = fair_rates(model, res, list(range(len(model))))
+        r["fair_uplink_mbps"] = {sp: round(sum(v for i, v in rates.items() if model[i]["spine"] == sp), 2)
+                                 for sp in SPINES}
+    r["ideal_s"] = round(sc["flows_per_pair"] * lab.to_bytes(sc["transfer"]) * 8 / (sc["link"] * 1e6), 2)
+    end = start + (r["job_s"] or sc["duration"])
+    r["totals"] = pathology.operator(ports, hosts, sc["dscp"] >> 3, start, end) if ports else {}
+    series = {"t0": start, "uplinks": {}}
+    t = start
+    while t + UPLINK_BIN_S <= end + UPLINK_BIN_S - 1e-9:
+        for s, p in UPLINKS.items():
+            series["uplinks"].setdefault(s, []).append(
+                (round(t + UPLINK_BIN_S - start, 1), round(pathology.mbps(ports.get(p), t, t + UPLINK_BIN_S), 3)))
+        t += UPLINK_BIN_S
+    r["uplink_mbps"] = {s: round(pathology.mbps(ports.get(p), start, end), 2) for s, p in UPLINKS.items()}
+    return r, series
+
+
+def fair_rates(flows, caps, active):
+    """Max-min fair rates (Mbit/s, {flow index: rate}) of the active flows
+    ({"host": h, "spine": s}: each crosses its host's link and its spine's
+    uplink; caps: {resource: Mbit/s}), by progressive filling."""
+    rate, frozen = {}, set()
+    while len(frozen) < len(active):
+        # the tightest resource among the unfrozen flows' sets its share
+        best = None
+        for res, cap in caps.items():
+            users = [i for i in active if res in (flows[i]["host"], flows[i]["spine"])]
+            free = [i for i in users if i not in frozen]
+            if not free:
+                continue
+            share = (cap - sum(rate[i] for i in users if i in frozen)) / len(free)
+            if best is None or share < best[0]:
+                best = (share, free)
+        for i in best[1]:
+            rate[i] = max(best[0], 0.0)
+            frozen.add(i)
+    return rate
+
+
+def fair_times(flows, caps, nbytes):
+    """Each flow's completion time (s) under max-min fair sharing, every
+    flow with nbytes to send, all started together, a finished flow's share
+    going to the others: the fluid model of ideal per-flow rate control."""
+    left = [nbytes * 8 / 1e6] * len(flows)	# Mbit
+    done = [None] * len(flows)
+    now = 0.0
+    while any(d is None for d in done):
+        active = [i for i, d in enumerate(done) if d is None]
+        rate = fair_rates(flows, caps, active)
+        step = min(left[i] / rate[i] for i in active if rate[i] > 0)
+        now += step
+        for i in active:
+            left[i] -= rate[i] * step
+            if left[i] <= 1e-9:
+                done[i] = now
+    return done
+
+
+def spine_mean(r, spine, key="completion_s"):
+    v = [f[key] for f in r["flows"] if f.get("spine") == spine and f.get(key) is not None]
+    return sum(v) / len(v) if v else None
+
+
+def checks(results, sc):
+    out = [(f"{r['label']}: the mode was recorded", False, r["error"]) for r in results if "error" in r]
+    for r in (x for x in results if "error" not in x):
+        lbl, flows = r["label"], r["flows"]
+        n = len(flows)
+        want = 4 * sc["flows_per_pair"]
+        unfinished = [f["flow"] for f in flows if not f["finished"] or f["completion_s"] is None]
+        out.append((f"{lbl}: all {want} flows finished their transfer", n == want and not unfinished,
+                    f"{n} flows, unfinished: {', '.join(unfinished) or 'none'}"))
+        # a QP's packets keep one UDP source port, so one path (no reordering)
+        strays = [f"{f['flow']} {f.get('on_spine_share')}" for f in flows
+                  if f.get("on_spine_share", 0) < ONE_PATH]
+        out.append((f"{lbl}: every flow's bytes are on one spine ({round(100 * ONE_PATH)} % or more, counted "
+                    "under the source port its policy gives it)", not strays,
+                    f"{r['flows_per_spine']['sp1']} flows on sp1, {r['flows_per_spine']['sp2']} on sp2; "
+                    f"off: {', '.join(strays) or 'none'}"))
+        if r["ecmp_hash"] == "l3":
+            out.append((f"{lbl}: the QPs of each host pair share one spine (the hash sees only addresses)",
+                        r["pairs_split"] == 0 and not strays, f"{r['pairs_split']} pairs split"))
+        # a congested uplink's flows against an uncongested one's: DCQCN
+        # cuts only the first (6/2 and 7/1 splits; at 5/3 both uplinks are
+        # full or nearly, and both spines' flows are cut alike)
+        busy = max(SPINES, key=lambda sp: r["flows_per_spine"][sp])
+        idle = min(SPINES, key=lambda sp: r["flows_per_spine"][sp])
+        load = r.get("fair_uplink_mbps", {})
+        text = (f"{lbl}: where one uplink is congested and the other is not (max-min fair sharing loads it "
+                f"{round(100 * IDLE_LOAD)} % or less), the congested spine's flows finish later (mean completion "
+                "time)")
+        split = f"{r['flows_per_spine'][busy]}/{r['flows_per_spine'][idle]}"
+        if unfinished:
+            out.append((text, False, "not every flow finished"))
+        elif (busy == idle or not r["flows_per_spine"][idle] or not load
+              or load[busy] < 0.99 * sc["rate"] or load[idle] > IDLE_LOAD * sc["rate"]):
+            # met None: the placement gives the check nothing to test
+            loads = "/".join(f"{load.get(sp, '-')}" for sp in (busy, idle))
+            out.append((text, None, f"not applicable: flows {split}, fair uplink loads {loads} Mbit/s"))
+        else:
+            a, b = spine_mean(r, busy), spine_mean(r, idle)
+            out.append((text, a is not None and b is not None and a > b,
+                        f"{busy} {r['flows_per_spine'][busy]} flows {lab.fmt(a, '.2f')} s, {idle} "
+                        f"{r['flows_per_spine'][idle]} flows {lab.fmt(b, '.2f')} s; fair uplink loads "
+                        f"{load[busy]}/{load[idle]} Mbit/s"))
+        if r["job_s"] is not None and r["floor_s"] is not None:
+            out.append((f"{lbl}: the transfer took at least its busiest uplink's transfers at {sc['rate']} Mbit/s",
+                        r["job_s"] >= 0.95 * r["floor_s"], f"{r['job_s']} s, floor {r['floor_s']} s"))
+    return out
+
+
+def describe(sc):
+    return (f"leaf-spine (2 leaves, 2 spines, 4 hosts each): h1..h4 (lf1) each write "
+            f"{sc['transfer']} per QP to h5..h8 (lf2) over {sc['flows_per_pair']} QPs (ib_send_bw "
+            f"{sc['message']} B, one process per QP), all at once; lf1's uplinks {sc['rate']} Mbit/s, host links {sc['link']} "
+            f"Mbit/s; DSCP {sc['dscp']}; switch buffer {sc['buffer']}, XOFF {sc['xoff']}, XON {sc['xon']}, "
+            f"headroom {sc['headroom']}, ECN {sc['kmin']}-{sc['kmax']}")
+
+
+COLUMNS = [
+    ("hash", lambda r: r["ecmp_hash"]),
+    ("source port", lambda r: r["udp_sport"]),
+    ("flows sp1/sp2", lambda r: f"{r['flows_per_spine']['sp1']}/{r['flows_per_spine']['sp2']}"),
+    ("pairs split", lambda r: r["pairs_split"]),
+    ("uplink Mbit/s sp1/sp2", lambda r: f"{r['uplink_mbps']['sp1']}/{r['uplink_mbps']['sp2']}"),
+    ("job s", lambda r: r["job_s"]),
+    ("fair s", lambda r: r.get("fair_s")),
+    ("floor s", lambda r: r["floor_s"]),
+    ("even s", lambda r: r["ideal_s"]),
+    ("PFC frames", lambda r: (r.get("totals") or {}).get("pfc_sent")),
+    ("CNPs", lambda r: (r.get("totals") or {}).get("cnps")),
+]
+
+
+def md_table(results):
+    lines = ["| mode | " + " | ".join(h for h, _ in COLUMNS) + " |", "|---|" + "---|" * len(COLUMNS)]
+    for r in results:
+        if "error" in r:
+            lines.append(f"| {r['label']} | " + " | ".join("-" for _ in COLUMNS) + " |")
+        else:
+            lines.append(f"| {r['label']} | " + " | ".join(lab.fmt(g(r)) for _, g in COLUMNS) + " |")
+    return "\n".join(lines)
+
+
+def flow_table(r):
+    lines = [f"{r['label']}:", "", "| flow | QPNs | source port | spine | share | MB sp1 | MB sp2 | done s | fair s |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for f in r["flows"]:
+        b = f.get("bytes", {})
+        qpns = f"{f['qpn']}/{f['remote_qpn']}" if "qpn" in f else "-"
+        port = f"{f.get('sport', '-')}" + (" (also " + ", ".join(f["same_port_as"]) + ")"
+                                           if f.get("same_port_as") else "")
+        lines.append(f"| {f['flow']} | {qpns} | {port} | {f.get('spine', '-')} | "
+                     f"{lab.fmt(f.get('on_spine_share'))} | {lab.fmt(round(b.get('sp1', 0) / 1e6, 2))} | "
+                     f"{lab.fmt(round(b.get('sp2', 0) / 1e6, 2))} | {lab.fmt(f['completion_s'])} | "
+                     f"{lab.fmt(f.get('fair_s'))} |")
+    return lines + [""]
+
+
+def plots(sc, results, allseries, outdir):
+    """ecmp.png: per mode, each uplink's Mbit/s per 0.5 s (one spine full,
+    the other idle, is a collision) and each flow's bytes through its spine
+    over time, coloured by the spine (a flow sharing the busy spine climbs
+    slower and ends later)."""
+    ok = [r for r in results if "error" not in r and allseries.get(r["name"])]
+    if not ok:
+        return []
+    script = ["set terminal pngcairo size 1100,%d font ',10'" % (330 * len(ok)), "set output 'ecmp.png'",
+              f"set multiplot layout {len(ok)},2", "set grid", "set key top right"]
+    for r in ok:
+        s = allseries[r["name"]]
+        ufile = os.path.join(outdir, f"uplinks-{r['name']}.tsv")
+        rows = [[t] + [s["uplinks"][sp][i][1] for sp in SPINES] for i, (t, _) in enumerate(s["uplinks"]["sp1"])]
+        lab.write_data(ufile, rows)
+        ffile = os.path.join(outdir, f"flows-{r['name']}.tsv")
+        shown = [f for f in r["flows"] if f.get("progress") and "spine" in f]
+        with open(ffile, "w", encoding="utf-8") as fh:
+            for f in shown:	# a block per flow (gnuplot's index)
+                fh.write(f"# {f['flow']} via {f['spine']}: s, MB\n")
+                fh.writelines(f"{t}\t{mb}\n" for t, mb in f["progress"] if t >= -0.5)
+                fh.write("\n\n")
+        colour = {"sp1": "#9400d3", "sp2": "#009e73"}
+        script += [f"set title {lab.gp_str(r['label'] + ': lf1 uplinks, per 0.5 s')}",
+                   "set xlabel 's since the first byte'", "set ylabel 'Mbit/s'",
+                   f"set yrange [0:{sc['rate'] * 1.4}]", "set xrange [0:*]",
+                   "plot " + ", ".join(f"{lab.gp_file(ufile, outdir)} using 1:{i + 2} with steps lw 2 "
+                                       f"lc rgb '{colour[sp]}' title {lab.gp_str('to ' + sp)}"
+                                       for i, sp in enumerate(SPINES)),
+                   f"set title {lab.gp_str(r['label'] + ': each flow, MB through its spine')}",
+                   "set ylabel 'MB'", "set yrange [0:*]", "set key top left"]
+        if shown:
+            script.append("plot " + ", ".join(
+                f"{lab.gp_file(ffile, outdir)} index {i} using 1:2 with lines lw 2 lc rgb '{colour[f['spine']]}' "
+                f"dt {1 + i % 4} title {lab.gp_str(f['flow'] + ' via ' + f['spine'])}"
+                for i, f in enumerate(shown)))
+        else:
+            script += ["set yrange [0:1]", "set label 1 'no flow series' at graph 0.4,0.5",
+                       "plot -1 notitle", "unset label 1"]
+        script.append("set key top right")
+    script.append("unset multiplot")
+    lab.gnuplot("\n".join(script) + "\n", outdir)
+    return ["ecmp.png"]
+
+
+def spread_figures():
+    return [("job s", lambda r: r.get("job_s")), ("floor s", lambda r: r.get("floor_s")),
+            ("pairs split", lambda r: r.get("pairs_split")),
+            ("busiest spine's flows", lambda r: max((r.get("flows_per_spine") or {"-": None}).values()))]
+
+
+def report(raw, sc, outdir):
+    results, allseries = [], {}
+    for mode in sc["modes"]:
+        r, s = analyse(raw, sc, mode)
+        results.append(r)
+        allseries[mode["name"]] = s
+    made = plots(sc, results, allseries, outdir)
+    ck = checks(results, sc)
+    lab.write_report_json(outdir, sc, results, ck, made)
+    notes = ("Flows sp1/sp2: the QPs whose bytes the spine counted (an nft set keyed by source, destination "
+             "and UDP source port, the port computed from the client's QP numbers as the mode's policy "
+             "chooses it). Pairs split: host pairs whose QPs took both spines. Uplink Mbit/s: lf1's ports "
+             "to the spines while the transfer ran. Job: the last flow's completion time, from the first "
+             "byte on an uplink (the QPs' setup before it, seconds here, is left out). Fair: what the job "
+             "would take with this placement under max-min fair sharing of host links and uplinks (a "
+             "fluid model: ideal per-flow rate control, every flow started together). Floor: the "
+             "busiest uplink's transfers at its rate, the least the job can take with this spread. Even: "
+             "each host's transfer at its link rate, what an even spread allows. PFC frames (XOFF and "
+             "XON, switches and hosts) and CNPs: while the transfer ran.")
+    md = [f"# ECMP and the UDP source port: {describe(sc)}", "", md_table(results), "", notes, ""]
+    if ck:
+        md += ["## Expectations", ""] + [f"- {c}: **{lab.met_word(ok)}** ({m})" for c, ok, m in ck]
+        md.append("")
+    md += ["## Every flow", ""]
+    for r in results:
+        md += flow_table(r) if "error" not in r else [f"{r['label']}: {r['error']}", ""]
+    md += ["## Plots", ""] + [f"![{p}]({p})" for p in made] + [""]
+    with open(os.path.join(outdir, "report.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(md))
+    print(describe(sc))
+    for r in results:
+        if "error" in r:
+            print(f"  {r['label']}: {r['error']}")
+            continue
+        print(f"  {r['label']}: " + ", ".join(f"{h} {lab.fmt(g(r))}" for h, g in COLUMNS))
+    for c, ok, m in ck:
+        print(f"  {c}: {lab.met_word(ok).replace('no', 'NO')} ({m})")
+    print(f"report: {outdir}/report.md, report.json, {len(made)} plots")
+    return 0
