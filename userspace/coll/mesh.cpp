@@ -8,6 +8,7 @@
 #include <cstring>
 #include <optional>
 #include <thread>
+#include <utility>
 
 namespace rxecc::coll {
 namespace {
@@ -34,11 +35,12 @@ unsigned peer_of(const rdma_cm_id* id) {
 }  // namespace
 
 Mesh::Mesh(unsigned rank, const std::vector<std::string>& hosts, uint16_t port, size_t bytes,
-           double timeout, uint64_t config)
+           double timeout, uint64_t config, std::optional<uint8_t> tos)
     : rank_(rank),
       hosts_(hosts),
       port_(port),
       timeout_(timeout),
+      tos_(tos),
       config_(config),
       len_(bytes),
       ch_(rdma_create_event_channel()),
@@ -60,8 +62,10 @@ Mesh::Mesh(unsigned rank, const std::vector<std::string>& hosts, uint16_t port, 
     }
     pd_.reset(ibv_alloc_pd(listen_->verbs));
     const int cqe = static_cast<int>(kRecvDepth * hosts_.size() + kSendDepth);
-    scq_.reset(ibv_create_cq(listen_->verbs, cqe, nullptr, nullptr, 0));
-    rcq_.reset(ibv_create_cq(listen_->verbs, cqe, nullptr, nullptr, 0));
+    comp_.reset(ibv_create_comp_channel(listen_->verbs));
+    if (!comp_) throw Error(errstr("ibv_create_comp_channel"));
+    scq_.reset(ibv_create_cq(listen_->verbs, cqe, nullptr, comp_.get(), 0));
+    rcq_.reset(ibv_create_cq(listen_->verbs, cqe, nullptr, comp_.get(), 0));
     if (!pd_ || !scq_ || !rcq_) throw Error(errstr("PD or CQ"));
     mr_.reset(
         ibv_reg_mr(pd_.get(), buf_.get(), len_, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
@@ -224,6 +228,11 @@ void Mesh::connect_to(unsigned peer) {
     }
     set_peer(raw, peer);
     peers_[peer].id.reset(raw);
+    if (tos_) {
+        uint8_t tos = *tos_;
+        if (rdma_set_option(raw, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos)) != 0)
+            throw Error(errstr("rdma_set_option TOS"));
+    }
     sockaddr_storage src = resolve(hosts_[rank_], 0);
     sockaddr_storage dst = resolve(hosts_[peer], port_);
     if (rdma_resolve_addr(raw, sa(src), sa(dst), 2000) != 0) {
@@ -265,7 +274,11 @@ unsigned Mesh::peer_of_qp(uint32_t qpn) const {
 
 void Mesh::write(unsigned to, size_t off, size_t len, size_t remote_off, uint32_t imm) {
     if (off + len > len_ || remote_off + len > len_) throw Error("write beyond the buffer");
-    while (sends_ >= kSendDepth) poll_sends();
+    const double deadline = now_s() + timeout_;
+    for (poll_sends(); sends_ >= kSendDepth; poll_sends()) {
+        if (now_s() > deadline) throw Error("writes not completed within the timeout");
+        idle();
+    }
     Peer& p = peers_.at(to);
     // NOLINTNEXTLINE(*-reinterpret-cast)
     ibv_sge sge{reinterpret_cast<uintptr_t>(buf_.get() + off), static_cast<uint32_t>(len),
@@ -315,9 +328,7 @@ void Mesh::poll_one_recv() {
         if (now_s() > deadline) {
             throw Error("no data from a peer within " + std::to_string(timeout_) + " s");
         }
-        // Ranks may share CPUs (and with rxe's softirq work): poll, but
-        // let others run between two empty polls.
-        std::this_thread::yield();
+        idle();
     }
     if (w.status != IBV_WC_SUCCESS || w.opcode != IBV_WC_RECV_RDMA_WITH_IMM) {
         throw Error(std::string("a receive completion failed: ") + ibv_wc_status_str(w.status));
@@ -326,6 +337,27 @@ void Mesh::poll_one_recv() {
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
     peers_[j].inbox.push_back(ntohl(w.imm_data));
     post_recvs(peers_[j].id.get(), 1);
+}
+
+void Mesh::idle() {
+    bool armed = false;
+    for (auto [cq, flag] :
+         {std::pair{scq_.get(), &scq_armed_}, std::pair{rcq_.get(), &rcq_armed_}}) {
+        if (*flag) continue;
+        if (const int e = ibv_req_notify_cq(cq, 0); e != 0)
+            throw Error(errstr("ibv_req_notify_cq", e));
+        *flag = armed = true;
+    }
+    if (armed) return;  // a completion may have come before the arming: poll first
+    pollfd pfd{comp_->fd, POLLIN, 0};
+    const int n = ::poll(&pfd, 1, 50);
+    if (n < 0 && errno != EINTR) throw Error(errstr("poll"));
+    if (n <= 0) return;
+    ibv_cq* cq = nullptr;
+    void* ctx = nullptr;
+    if (ibv_get_cq_event(comp_.get(), &cq, &ctx) != 0) throw Error(errstr("ibv_get_cq_event"));
+    ibv_ack_cq_events(cq, 1);
+    (cq == scq_.get() ? scq_armed_ : rcq_armed_) = false;
 }
 
 uint32_t Mesh::recv_from(unsigned from) {
@@ -340,8 +372,9 @@ void Mesh::drain_sends() {
     const double deadline = now_s() + timeout_;
     while (sends_ > 0) {
         poll_sends();
-        std::this_thread::yield();
+        if (sends_ == 0) break;
         if (now_s() > deadline) throw Error("writes not completed within the timeout");
+        idle();
     }
 }
 

@@ -42,9 +42,11 @@ class Mesh {
     // Connects rank `rank` to every other rank of `hosts` (one address per
     // rank; each listens on `port` at its own), with a buffer of `bytes`.
     // `config` stands for the run's settings: a rank with another one is
-    // refused.
+    // refused. `tos`: the IP type of service of the connections this rank
+    // makes (rdma_cm's default when none; the accepting side takes the
+    // connecting side's traffic class from its request).
     Mesh(unsigned rank, const std::vector<std::string>& hosts, uint16_t port, size_t bytes,
-         double timeout, uint64_t config);
+         double timeout, uint64_t config, std::optional<uint8_t> tos = std::nullopt);
     Mesh(const Mesh&) = delete;
     Mesh& operator=(const Mesh&) = delete;
     Mesh(Mesh&&) = delete;
@@ -82,6 +84,9 @@ class Mesh {
     static void post_recvs(rdma_cm_id* id, unsigned count);
     void poll_one_recv();
     void poll_sends();
+    // Nothing completed: arm the CQs that are not armed (the caller then
+    // polls once more), or wait on the channel up to 50 ms.
+    void idle();
     // The peer whose QP has number `qpn`, or size() if none has.
     [[nodiscard]] unsigned peer_of_qp(uint32_t qpn) const;
 
@@ -89,6 +94,7 @@ class Mesh {
     std::vector<std::string> hosts_;
     uint16_t port_;
     double timeout_;
+    std::optional<uint8_t> tos_;
     uint64_t config_;
     size_t len_;
     // Declared in the order of creation: destroyed in reverse (the QPs, in
@@ -97,7 +103,12 @@ class Mesh {
     std::unique_ptr<std::byte[]> buf_;
     IdPtr listen_;
     std::unique_ptr<ibv_pd, Deleter<ibv_dealloc_pd>> pd_;
+    // Both CQs report to one channel: a rank with nothing to do sleeps on it
+    // (eight ranks polling would take the CPUs rxe's work needs).
+    rxecc::verbs::CompPtr comp_;
     std::unique_ptr<ibv_cq, Deleter<ibv_destroy_cq>> scq_, rcq_;
+    bool scq_armed_ = false;
+    bool rcq_armed_ = false;
     std::unique_ptr<ibv_mr, Deleter<ibv_dereg_mr>> mr_;
     std::vector<Peer> peers_;
     unsigned up_ = 0;     // peers connected
