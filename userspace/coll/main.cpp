@@ -24,7 +24,7 @@ using namespace rxecc::coll;
 const char* const kUsage =
     "usage: rxecc-coll --rank R --hosts ADDR0,ADDR1,... [--op allreduce|alltoall]\n"
     "                  [--min-bytes B] [--max-bytes B] [--iters N] [--warmup N]\n"
-    "                  [--port P] [--timeout S] [--tos N] [--json]\n"
+    "                  [--port P] [--timeout S] [--tos N] [--ack-timeout N] [--json]\n"
     "Every rank runs it with its own --rank and the same --hosts (rank i listens\n"
     "on ADDRi, which must be an address of an RDMA device). Sizes double from\n"
     "--min-bytes (default 4096) to --max-bytes (default 1048576), float32 sum.\n"
@@ -34,7 +34,8 @@ const char* const kUsage =
     "slowest rank, and the elements found wrong; --json: one JSON object per size.\n"
     "exit status: 0 every result right; 1 a wrong element; 2 a bad command line;\n"
     "3 any other failure (a rank missing after --timeout, default 30 s).\n"
-    "--tos: the IP type of service of the RoCE packets (DSCP << 2: 104 is DSCP 26).\n";
+    "--tos: the IP type of service of the RoCE packets (DSCP << 2: 104 is DSCP 26);\n"
+    "--ack-timeout: the QPs' local ACK timeout, 4.096 us x 2^N (rdma_cm's default 0.54 s).\n";
 
 struct Options {
     unsigned rank = 0;
@@ -46,7 +47,7 @@ struct Options {
     unsigned warmup = 2;
     uint16_t port = 18600;
     double timeout = 30;
-    std::optional<uint8_t> tos;
+    Mesh::QpOptions qp;
     bool json = false;
 };
 
@@ -85,7 +86,9 @@ void set_option(Options& o, const std::string& a, const std::string& v) {
     } else if (a == "--timeout") {
         o.timeout = static_cast<double>(number(a, v, 1, 3600));
     } else if (a == "--tos") {
-        o.tos = static_cast<uint8_t>(number(a, v, 0, 255));
+        o.qp.tos = static_cast<uint8_t>(number(a, v, 0, 255));
+    } else if (a == "--ack-timeout") {
+        o.qp.ack_timeout = static_cast<uint8_t>(number(a, v, 0, 31));
     } else {
         throw Usage("unknown option '" + a + "'");
     }
@@ -122,7 +125,7 @@ class Run {
           n_(static_cast<unsigned>(o.hosts.size())),
           lay_{max_bytes, n_, o.iters},
           mesh_(o.rank, o.hosts, o.port, lay_.bytes(), o.timeout,
-                config_of(o.op, n_, o.min_bytes, o.max_bytes, o.iters, o.warmup), o.tos) {}
+                config_of(o.op, n_, o.min_bytes, o.max_bytes, o.iters, o.warmup), o.qp) {}
 
     // One size: warm-up and timed iterations; on rank 0 the report.
     bool size(size_t bytes, nlohmann::json& out) {

@@ -35,12 +35,12 @@ unsigned peer_of(const rdma_cm_id* id) {
 }  // namespace
 
 Mesh::Mesh(unsigned rank, const std::vector<std::string>& hosts, uint16_t port, size_t bytes,
-           double timeout, uint64_t config, std::optional<uint8_t> tos)
+           double timeout, uint64_t config, QpOptions qp)
     : rank_(rank),
       hosts_(hosts),
       port_(port),
       timeout_(timeout),
-      tos_(tos),
+      qp_(qp),
       config_(config),
       len_(bytes),
       ch_(rdma_create_event_channel()),
@@ -177,6 +177,7 @@ void Mesh::on_request(rdma_cm_id* id, const std::optional<Hello>& h) {
     p.id.reset(id);
     p.addr = h->addr;
     p.rkey = h->rkey;
+    set_options(id, false);
     setup_qp(id);
     rdma_conn_param cp = conn_param();
     if (rdma_accept(id, &cp) != 0) throw Error(errstr("rdma_accept"));
@@ -228,11 +229,7 @@ void Mesh::connect_to(unsigned peer) {
     }
     set_peer(raw, peer);
     peers_[peer].id.reset(raw);
-    if (tos_) {
-        uint8_t tos = *tos_;
-        if (rdma_set_option(raw, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos)) != 0)
-            throw Error(errstr("rdma_set_option TOS"));
-    }
+    set_options(raw, true);
     sockaddr_storage src = resolve(hosts_[rank_], 0);
     sockaddr_storage dst = resolve(hosts_[peer], port_);
     if (rdma_resolve_addr(raw, sa(src), sa(dst), 2000) != 0) {
@@ -276,7 +273,7 @@ void Mesh::write(unsigned to, size_t off, size_t len, size_t remote_off, uint32_
     if (off + len > len_ || remote_off + len > len_) throw Error("write beyond the buffer");
     const double deadline = now_s() + timeout_;
     for (poll_sends(); sends_ >= kSendDepth; poll_sends()) {
-        if (now_s() > deadline) throw Error("writes not completed within the timeout");
+        if (now_s() > deadline) throw Error("no send slot free within the timeout");
         idle();
     }
     Peer& p = peers_.at(to);
@@ -337,6 +334,19 @@ void Mesh::poll_one_recv() {
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
     peers_[j].inbox.push_back(ntohl(w.imm_data));
     post_recvs(peers_[j].id.get(), 1);
+}
+
+void Mesh::set_options(rdma_cm_id* id, bool active) const {
+    if (qp_.tos && active) {
+        uint8_t tos = *qp_.tos;
+        if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos)) != 0)
+            throw Error(errstr("rdma_set_option TOS"));
+    }
+    if (qp_.ack_timeout) {
+        uint8_t t = *qp_.ack_timeout;
+        if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t)) != 0)
+            throw Error(errstr("rdma_set_option ACK_TIMEOUT"));
+    }
 }
 
 void Mesh::idle() {

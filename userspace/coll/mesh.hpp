@@ -42,11 +42,17 @@ class Mesh {
     // Connects rank `rank` to every other rank of `hosts` (one address per
     // rank; each listens on `port` at its own), with a buffer of `bytes`.
     // `config` stands for the run's settings: a rank with another one is
-    // refused. `tos`: the IP type of service of the connections this rank
-    // makes (rdma_cm's default when none; the accepting side takes the
-    // connecting side's traffic class from its request).
+    // refused. `qp`: options of the connections (rdma_cm's defaults when
+    // unset).
+    struct QpOptions {
+        // the IP type of service of the connections this rank makes (the
+        // accepting side takes the traffic class from the request)
+        std::optional<uint8_t> tos;
+        // the local ACK timeout exponent of every QP (4.096 us x 2^N)
+        std::optional<uint8_t> ack_timeout;
+    };
     Mesh(unsigned rank, const std::vector<std::string>& hosts, uint16_t port, size_t bytes,
-         double timeout, uint64_t config, std::optional<uint8_t> tos = std::nullopt);
+         double timeout, uint64_t config, QpOptions qp = {});
     Mesh(const Mesh&) = delete;
     Mesh& operator=(const Mesh&) = delete;
     Mesh(Mesh&&) = delete;
@@ -87,6 +93,8 @@ class Mesh {
     // Nothing completed: arm the CQs that are not armed (the caller then
     // polls once more), or wait on the channel up to 50 ms.
     void idle();
+    // The QP options on an id: `active` for one this rank connects.
+    void set_options(rdma_cm_id* id, bool active) const;
     // The peer whose QP has number `qpn`, or size() if none has.
     [[nodiscard]] unsigned peer_of_qp(uint32_t qpn) const;
 
@@ -94,7 +102,7 @@ class Mesh {
     std::vector<std::string> hosts_;
     uint16_t port_;
     double timeout_;
-    std::optional<uint8_t> tos_;
+    QpOptions qp_;
     uint64_t config_;
     size_t len_;
     // Declared in the order of creation: destroyed in reverse (the QPs, in
