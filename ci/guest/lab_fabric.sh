@@ -21,6 +21,10 @@
 #            the mode's ECMP hash (l3, l4) and UDP source-port policy (qpn,
 #            flow_label) decide which QP takes which; the spines count each
 #            flow's bytes (an nft set keyed by addresses and source port)
+#   collective the same leaf-spine, rxecc-coll (COLL_OP, COLL_BYTES, COLL_ITERS)
+#            among h1..h8, one rank each; every leaf port (towards the
+#            hosts and the spines) is a congested port at RATE, so the leaves
+#            are 2:1 oversubscribed; the spines' ports honour PFC
 # A mode's watchdog (watchdog, watchdog_action) is on the CONGESTED ports,
 # with watchdog_ports all on every port. Every host link runs at LINK (a
 # token bucket on the host's egress). Per
@@ -33,7 +37,12 @@
 #   flows-SPINE.json   ecmp: `nft -j list set` of SPINE's flows (packets, bytes per
 #                      source, destination and UDP source port) at the end
 #   flows-SPINE.log    ecmp: the same every 0.2 s ("UPTIME JSON")
-#   doneI-J.K          ecmp: CLOCK_MONOTONIC seconds when flow K of hI -> hJ ended
+#   doneI-J.K          ecmp: CLOCK_MONOTONIC seconds when the K-th flow (of all,
+#                      from 1), hI -> hJ, ended
+#   hash-policy route-lf1   ecmp: lf1's fib_multipath_hash_policy and its route
+#                      to h5 (two next hops), as the mode left them
+#   coll.json rankR.log rankR.rc   collective: rank 0's report (a JSON object),
+#                      each rank's errors and exit status (124: killed at DURATION)
 #   cI-J.log sI-J.log  the perftest client and server of flow hI -> hJ
 # Progress lines start with "lab:".
 # shellcheck source=../../selftests/rxecc/lib.sh
@@ -45,6 +54,7 @@ source "${1:?usage: lab_fabric.sh SCENARIO.sh}" || exit 1
 LAB_OUT=${LAB_OUT:-/mnt/out/lab}
 T=$RXECC_TOOL
 HERE=$RXECC_TOP/selftests/rxecc
+COLL=$RXECC_TOP/build/userspace/rxecc-coll
 PRIO=$((DSCP >> 3))
 TCLASS=$((DSCP << 2))
 say() { echo "lab: $*"; }
@@ -120,6 +130,14 @@ ecmp)
 	say "fabric: leaf-spine, h1..h4 (lf1) -> h5..h8 (lf2), $FLOWS_PER_PAIR QPs each, over lf1's two" \
 		"uplinks (${RATE} Mbit/s), hosts at $LINK"
 	;;
+collective)
+	HOSTS="1 2 3 4 5 6 7 8" FLOWS='' CONGESTED='' PORTS=''
+	for i in 1 2 3 4; do CONGESTED+=" lf1:swp$i lf2:swp$((i + 4))"; done
+	for s in sp1 sp2; do CONGESTED+=" lf1:to-$s lf2:to-$s"; PORTS+=" $s:to-lf1 $s:to-lf2"; done
+	fabric_leafspine 2 2 4 && fabric_ecmp_hash 1 || exit 1
+	say "fabric: leaf-spine, rxecc-coll $COLL_OP among h1..h8 (${COLL_BYTES} B, $COLL_ITERS iterations);" \
+		"every leaf port ${RATE} Mbit/s (2:1 oversubscribed)"
+	;;
 *)
 	say "unknown topology '$TOPOLOGY'"
 	exit 1
@@ -167,6 +185,9 @@ mode_set() {
 	if [ "$TOPOLOGY" = ecmp ]; then
 		fabric_ecmp_hash "$([ "${M_HASH[$m]}" = l3 ] && echo 0 || echo 1)" &&
 			fabric_dcqcn_all set udp_sport "${M_SPORT[$m]}" || return 1
+		mkdir -p "$LAB_OUT/$m"
+		fabric_sw_in lf1 sysctl -n net.ipv4.fib_multipath_hash_policy >"$LAB_OUT/$m/hash-policy"
+		ip -n "$(fabric_sw_ns lf1)" route show "$(fabric_ip 5 | sed 's/\.1$/.0/')/24" >"$LAB_OUT/$m/route-lf1"
 		for s in sp1 sp2; do fabric_sw_in $s nft flush set inet lab_ecmp flows || return 1; done
 	fi
 	if [ "$TOPOLOGY" = storm ]; then
@@ -206,6 +227,32 @@ stall_stop() {
 	wait "$STALL"
 	STALL=''
 	fabric_in 1 nft delete table inet lab_stall 2>/dev/null
+}
+
+# coll_run DIR: rxecc-coll among HOSTS, rank r on host r+1, each for
+# DURATION s at most, with the lab's QP ACK timeout; rank 0's report in
+# DIR/coll.json, each rank's exit status in DIR/rankR.rc (124: killed at
+# DURATION). Fails if a rank does.
+coll_run() {
+	local dir=$1 i r list='' pids=() rc=0 args
+	for i in $HOSTS; do list+="${list:+,}$(fabric_ip "$i")"; done
+	args=(--hosts "$list" --op "$COLL_OP" --min-bytes "$COLL_BYTES" --max-bytes "$COLL_BYTES"
+		--iters "$COLL_ITERS" --warmup 1 --tos "$TCLASS" --ack-timeout "$QP_TIMEOUT" --timeout 60)
+	# ranks 1.. in the background, then rank 0, which reports
+	for i in $HOSTS; do
+		r=$((i - 1))
+		[ "$r" = 0 ] && continue
+		{
+			fabric_in "$i" timeout "$DURATION" "$COLL" --rank $r "${args[@]}" >"$dir/rank$r.log" 2>&1
+			echo $? >"$dir/rank$r.rc"
+		} &
+		pids+=($!)
+	done
+	fabric_in 1 timeout "$DURATION" "$COLL" --rank 0 "${args[@]}" --json >"$dir/coll.json" 2>"$dir/rank0.log"
+	echo $? >"$dir/rank0.rc"
+	wait "${pids[@]}"
+	for i in $HOSTS; do [ "$(cat "$dir/rank$((i - 1)).rc")" = 0 ] || rc=1; done
+	return $rc
 }
 
 # flow_name K SRC:DST: the name of the K-th flow (from 1) in logs: SRC-DST,
@@ -248,17 +295,20 @@ run_mode() {
 	if [ "$TOPOLOGY" = storm ]; then
 		stall_prepare "$dir" || { say "$m: rx_stall.py did not start (see $m/stall.err)"; rc=1; }
 	fi
-	if [ "$TOPOLOGY" = ecmp ]; then
+	if [ "$TOPOLOGY" = collective ]; then
+		say "$m: rxecc-coll $COLL_OP, 8 ranks"
+	elif [ "$TOPOLOGY" = ecmp ]; then
 		say "$m: $(echo "$FLOWS" | wc -w) flows of $TRANSFER bytes (at most ${DURATION} s)"
 	else
 		say "$m: $(echo "$FLOWS" | wc -w) flows for ${DURATION} s"
 	fi
 	if [ "$TOPOLOGY" = ecmp ]; then
-		# each spine's per-flow byte counts every 0.2 s, for each flow's start and end
+		# each spine's per-flow byte counts every 0.2 s, for each flow's start
+		# and end (stamped when nft has read them: its start-up takes a while)
 		for s in sp1 sp2; do
 			# shellcheck disable=SC2016 # expanded by the spine's shell
-			fabric_sw_in $s sh -c 'while :; do read -r up _ </proc/uptime
-				echo "$up $(nft -j list set inet lab_ecmp flows)"; sleep 0.2; done' \
+			fabric_sw_in $s sh -c 'while :; do j=$(nft -j list set inet lab_ecmp flows)
+				read -r up _ </proc/uptime; echo "$up $j"; sleep 0.2; done' \
 				>"$dir/flows-$s.log" 2>&1 &
 			flowlog+=($!)
 		done
@@ -272,7 +322,7 @@ run_mode() {
 				-x "$(fabric_gid "$src")" -F -s "$MESSAGE" "${amount[@]}" -p $port \
 				--tclass=$TCLASS -u "$QP_TIMEOUT" "$(fabric_ip "$dst")" \
 				>"$dir/c$(flow_name $k "$f").log" 2>&1
-			uptime >"$dir/done$(flow_name $k "$f")"
+			[ "$TOPOLOGY" != ecmp ] || uptime >"$dir/done$(flow_name $k "$f")"
 		} &
 		clients+=($!)
 	done
@@ -281,14 +331,25 @@ run_mode() {
 		stall_start "$dir" || { say "$m: the receive stall did not start (see $m/stall.err)"; rc=1; }
 		sleep $((DURATION + 1 - STALL_AT))
 	elif [ "$TOPOLOGY" = ecmp ]; then
-		# until every flow has ended, DURATION s at most
-		for ((s = 0; s < DURATION * 10; s++)); do
-			[ "$(find "$dir" -name "done*" | wc -l)" -lt "$(echo "$FLOWS" | wc -w)" ] || break
-			sleep 0.1
+		# until every flow has ended, DURATION s at most (counted in the
+		# shell: one process per poll, not four, to leave the CPU to the flows)
+		local n=0 up deadline ended
+		for f in $FLOWS; do n=$((n + 1)); done
+		read -r up _ </proc/uptime
+		deadline=$((${up%.*} + DURATION))
+		while :; do
+			ended=("$dir"/done*)
+			[ -e "${ended[0]}" ] && [ ${#ended[@]} -ge $n ] && break
+			read -r up _ </proc/uptime
+			[ "${up%.*}" -lt "$deadline" ] || break
+			sleep 0.2
 		done
 		sleep 0.5
 		for s in sp1 sp2; do fabric_sw_in $s nft -j list set inet lab_ecmp flows >"$dir/flows-$s.json"; done
 		for s in "${flowlog[@]}"; do kill_tree "$s"; done
+	elif [ "$TOPOLOGY" = collective ]; then
+		# (a rank that fails is a result for the report, not a failure of the run)
+		coll_run "$dir" || say "$m: a rank of rxecc-coll failed (see $m/rank*.log)"
 	else
 		sleep $((DURATION + 1))
 	fi

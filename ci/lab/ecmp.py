@@ -16,6 +16,7 @@ SPINES = ("sp1", "sp2")
 UPLINKS = {"sp1": "lf1:to-sp1", "sp2": "lf1:to-sp2"}
 ONE_PATH = 0.99		# a flow's bytes on its spine, at least
 IDLE_LOAD = 0.7		# an uplink max-min fair sharing loads this much or less is not congested
+HELD = 1.5		# an uncongested spine's last end, against fair sharing's: held back above
 UPLINK_BIN_S = 0.5	# the guest sends in bursts: 100 ms bins swing from 0 to the rate
 CLIENT = re.compile(r"^c([0-9]+)-([0-9]+)\.([0-9]+)\.log$")
 
@@ -107,17 +108,18 @@ def analyse(raw, sc, mode):
         r["error"] = "no load start or no spine counts (the guest run failed: see its log)"
         return r, {}
     path = os.path.join(d, "samples")
-    ports, hosts = pathology.load(path, sc["dscp"] >> 3) if os.path.exists(path) else ({}, {})
+    if not os.path.exists(path):
+        r["error"] = "no samples of the switch ports (the sampler failed: see sampler.err)"
+        return r, {}
+    ports, hosts = pathology.load(path, sc["dscp"] >> 3)
     # the clock starts with the first byte on an uplink: the perftest
     # processes take seconds to set up their QPs here, before any data
     start = pathology.first_traffic([(s, ports.get(p)) for s, p in UPLINKS.items()], launched)
     r["setup_s"] = round(start - launched, 2)
     flows = []
-    for name in sorted(os.listdir(d)):
-        m = CLIENT.match(name)
-        if not m:
-            continue
-        src, dst, k = (int(x) for x in m.groups())
+    logs = sorted((tuple(int(x) for x in m.groups()), name) for name in os.listdir(d)
+                  if (m := CLIENT.match(name)))
+    for (src, dst, k), name in logs:
         qp, finished = client_qp(os.path.join(d, name))
         end = pathology.read_time(d, f"done{src}-{dst}.{k}")
         f = {"flow": f"h{src}->h{dst}.{k}", "pair": f"h{src}->h{dst}", "finished": finished,
@@ -145,6 +147,9 @@ def analyse(raw, sc, mode):
                 f["spine"] = max(SPINES, key=lambda s, p=per: p[s])
                 f["on_spine_share"] = round(per[f["spine"]] / total, 4)
     series_of = {sp: spine_series(os.path.join(d, f"flows-{sp}.log")) for sp in SPINES}
+    # how often the spines' counts were read: the resolution of each flow's start and end
+    gaps = sorted(b[0] - a[0] for sp in SPINES for a, b in zip(series_of[sp], series_of[sp][1:]))
+    r["count_interval_s"] = round(gaps[len(gaps) // 2], 2) if gaps else None
     for group in same.values():
         for f in group:
             sp = series_of.get(f.get("spine"), [])
@@ -152,11 +157,20 @@ def analyse(raw, sc, mode):
             if span and f["finished"]:
                 f["start_s"] = round(span[0] - start, 2)
                 f["completion_s"] = round(span[1] - start, 2)
+                f["duration_s"] = round(span[1] - span[0], 2)
             f["progress"] = [(round(t - start, 2), round(c.get(group[0]["key"], 0) / len(group) / 1e6, 3))
                              for t, c in sp if t <= (span[1] + 1 if span else t)]
     for f in flows:
         f.pop("key", None)
     r["flows"] = flows
+    # the fabric as the mode set it: lf1's hash policy and its route to lf2
+    policy = pathology.read_time(d, "hash-policy")
+    r["hash_policy"] = None if policy is None else int(policy)
+    try:
+        with open(os.path.join(d, "route-lf1"), encoding="utf-8") as fh:
+            r["lf1_next_hops"] = fh.read().count("nexthop")
+    except OSError:
+        r["lf1_next_hops"] = None
     placed = [f for f in flows if "spine" in f]
     r["flows_per_spine"] = {s: sum(1 for f in placed if f["spine"] == s) for s in SPINES}
     pairs = {}
@@ -165,6 +179,8 @@ def analyse(raw, sc, mode):
     r["pairs_split"] = sum(1 for s in pairs.values() if len(s) > 1)
     times = [f["completion_s"] for f in flows if f["completion_s"] is not None]
     r["job_s"] = max(times) if times and len(times) == len(flows) else None
+    starts = [f["start_s"] for f in flows if f.get("start_s") is not None]
+    r["start_spread_s"] = round(max(starts) - min(starts), 2) if starts else None
     # the busiest uplink's transfers (payload) at its rate: a floor under the job's time
     bytes_on = {s: sum(f["bytes"][s] for f in placed) for s in SPINES}
     r["spine_mbytes"] = {s: round(b / 1e6, 2) for s, b in bytes_on.items()}
@@ -174,9 +190,12 @@ def analyse(raw, sc, mode):
         res = {f"h{i}": sc["link"] for i in range(1, 5)}
         res.update({sp: sc["rate"] for sp in SPINES})
         model = [{"host": f["pair"].split("->")[0], "spine": f["spine"]} for f in flows]
-        times = fair_times(model, res, lab.to_bytes(sc["transfer"]))
-        for f, t in zip(flows, times):
+        # each flow released when its first byte was counted, as it was
+        release = [f.get("start_s") or 0.0 for f in flows]
+        times = fair_times(model, res, lab.to_bytes(sc["transfer"]), release)
+        for f, t, t0 in zip(flows, times, release):
             f["fair_s"] = round(t, 2)
+            f["fair_duration_s"] = round(t - max(0.0, t0), 2)
         r["fair_s"] = round(max(times), 2)
         # each uplink's load when every flow runs, max-min fair
         rates = fair_rates(model, res, list(range(len(model))))
@@ -200,6 +219,9 @@ def fair_rates(flows, caps, active):
     """Max-min fair rates (Mbit/s, {flow index: rate}) of the active flows
     ({"host": h, "spine": s}: each crosses its host's link and its spine's
     uplink; caps: {resource: Mbit/s}), by progressive filling."""
+    for i in active:
+        if flows[i]["host"] not in caps or flows[i]["spine"] not in caps:
+            raise ValueError(f"flow {i} crosses a link of no known rate")
     rate, frozen = {}, set()
     while len(frozen) < len(active):
         # the tightest resource among the unfrozen flows' sets its share
@@ -218,17 +240,27 @@ def fair_rates(flows, caps, active):
     return rate
 
 
-def fair_times(flows, caps, nbytes):
-    """Each flow's completion time (s) under max-min fair sharing, every
-    flow with nbytes to send, all started together, a finished flow's share
-    going to the others: the fluid model of ideal per-flow rate control."""
-    left = [nbytes * 8 / 1e6] * len(flows)	# Mbit
-    done = [None] * len(flows)
-    now = 0.0
+def fair_times(flows, caps, nbytes, release=None):
+    """Each flow's completion time (s) under max-min fair sharing: each has
+    nbytes to send from its release time (default 0), and a finished flow's
+    share goes to the others. The fluid model of ideal per-flow rate
+    control."""
+    n = len(flows)
+    release = [max(0.0, x) for x in release] if release else [0.0] * n
+    left = [nbytes * 8 / 1e6] * n	# Mbit
+    done = [None] * n
+    now = min(release, default=0.0)
     while any(d is None for d in done):
-        active = [i for i, d in enumerate(done) if d is None]
+        active = [i for i in range(n) if done[i] is None and release[i] <= now + 1e-9]
+        pending = [release[i] for i in range(n) if done[i] is None and release[i] > now + 1e-9]
+        if not active:
+            now = min(pending)
+            continue
         rate = fair_rates(flows, caps, active)
-        step = min(left[i] / rate[i] for i in active if rate[i] > 0)
+        steps = [left[i] / rate[i] for i in active if rate[i] > 0] + [p - now for p in pending]
+        if not steps:
+            raise ValueError("no flow can move: a link of rate 0")
+        step = min(steps)
         now += step
         for i in active:
             left[i] -= rate[i] * step
@@ -237,7 +269,7 @@ def fair_times(flows, caps, nbytes):
     return done
 
 
-def spine_mean(r, spine, key="completion_s"):
+def spine_mean(r, spine, key="duration_s"):
     v = [f[key] for f in r["flows"] if f.get("spine") == spine and f.get(key) is not None]
     return sum(v) / len(v) if v else None
 
@@ -249,6 +281,11 @@ def checks(results, sc):
         n = len(flows)
         want = 4 * sc["flows_per_pair"]
         unfinished = [f["flow"] for f in flows if not f["finished"] or f["completion_s"] is None]
+        want_policy = 0 if r["ecmp_hash"] == "l3" else 1
+        out.append((f"{lbl}: the fabric is as the mode says (lf1 hashes with fib_multipath_hash_policy "
+                    f"{want_policy} over two next hops to lf2's hosts)",
+                    r.get("hash_policy") == want_policy and r.get("lf1_next_hops") == 2,
+                    f"policy {r.get('hash_policy')}, {r.get('lf1_next_hops')} next hops"))
         out.append((f"{lbl}: all {want} flows finished their transfer", n == want and not unfinished,
                     f"{n} flows, unfinished: {', '.join(unfinished) or 'none'}"))
         # a QP's packets keep one UDP source port, so one path (no reordering)
@@ -261,29 +298,36 @@ def checks(results, sc):
         if r["ecmp_hash"] == "l3":
             out.append((f"{lbl}: the QPs of each host pair share one spine (the hash sees only addresses)",
                         r["pairs_split"] == 0 and not strays, f"{r['pairs_split']} pairs split"))
-        # a congested uplink's flows against an uncongested one's: DCQCN
-        # cuts only the first (6/2 and 7/1 splits; at 5/3 both uplinks are
-        # full or nearly, and both spines' flows are cut alike)
+        # a congested uplink's flows against an uncongested one's (6/2 and
+        # 7/1 splits; at 5/3 both uplinks are full or nearly under fair
+        # sharing): per-QP rate control slows only the first; PFC alone
+        # pauses whole hosts, their QPs on the other spine with them
         busy = max(SPINES, key=lambda sp: r["flows_per_spine"][sp])
         idle = min(SPINES, key=lambda sp: r["flows_per_spine"][sp])
         load = r.get("fair_uplink_mbps", {})
-        text = (f"{lbl}: where one uplink is congested and the other is not (max-min fair sharing loads it "
-                f"{round(100 * IDLE_LOAD)} % or less), the congested spine's flows finish later (mean completion "
-                "time)")
+        where = (f"where one uplink is congested and the other is not (max-min fair sharing loads it "
+                 f"{round(100 * IDLE_LOAD)} % or less)")
+        later = f"{lbl}: {where}, the congested spine's flows take longer (mean duration)"
+        free = (f"{lbl}: {where}, the other spine's flows are not held back (the last of them ends at "
+                f"most {HELD:g}x later than under fair sharing)")
         split = f"{r['flows_per_spine'][busy]}/{r['flows_per_spine'][idle]}"
         if unfinished:
-            out.append((text, False, "not every flow finished"))
+            out += [(later, False, "not every flow finished"), (free, False, "not every flow finished")]
         elif (busy == idle or not r["flows_per_spine"][idle] or not load
               or load[busy] < 0.99 * sc["rate"] or load[idle] > IDLE_LOAD * sc["rate"]):
-            # met None: the placement gives the check nothing to test
+            # met None: the placement gives the checks nothing to test
             loads = "/".join(f"{load.get(sp, '-')}" for sp in (busy, idle))
-            out.append((text, None, f"not applicable: flows {split}, fair uplink loads {loads} Mbit/s"))
+            na = f"not applicable: flows {split}, fair uplink loads {loads} Mbit/s"
+            out += [(later, None, na), (free, None, na)]
         else:
             a, b = spine_mean(r, busy), spine_mean(r, idle)
-            out.append((text, a is not None and b is not None and a > b,
+            last = max((f["completion_s"] for f in r["flows"] if f.get("spine") == idle), default=None)
+            fair_last = max((f["fair_s"] for f in r["flows"] if f.get("spine") == idle), default=None)
+            out.append((later, a is not None and b is not None and a > b,
                         f"{busy} {r['flows_per_spine'][busy]} flows {lab.fmt(a, '.2f')} s, {idle} "
-                        f"{r['flows_per_spine'][idle]} flows {lab.fmt(b, '.2f')} s; fair uplink loads "
-                        f"{load[busy]}/{load[idle]} Mbit/s"))
+                        f"{r['flows_per_spine'][idle]} flows {lab.fmt(b, '.2f')} s"))
+            out.append((free, last is not None and fair_last is not None and last <= HELD * fair_last,
+                        f"{idle}'s last flow ended at {lab.fmt(last)} s, fair {lab.fmt(fair_last)} s"))
         if r["job_s"] is not None and r["floor_s"] is not None:
             out.append((f"{lbl}: the transfer took at least its busiest uplink's transfers at {sc['rate']} Mbit/s",
                         r["job_s"] >= 0.95 * r["floor_s"], f"{r['job_s']} s, floor {r['floor_s']} s"))
@@ -304,6 +348,8 @@ COLUMNS = [
     ("flows sp1/sp2", lambda r: f"{r['flows_per_spine']['sp1']}/{r['flows_per_spine']['sp2']}"),
     ("pairs split", lambda r: r["pairs_split"]),
     ("uplink Mbit/s sp1/sp2", lambda r: f"{r['uplink_mbps']['sp1']}/{r['uplink_mbps']['sp2']}"),
+    ("starts within s", lambda r: r.get("start_spread_s")),
+    ("counts every s", lambda r: r.get("count_interval_s")),
     ("job s", lambda r: r["job_s"]),
     ("fair s", lambda r: r.get("fair_s")),
     ("floor s", lambda r: r["floor_s"]),
@@ -324,8 +370,8 @@ def md_table(results):
 
 
 def flow_table(r):
-    lines = [f"{r['label']}:", "", "| flow | QPNs | source port | spine | share | MB sp1 | MB sp2 | done s | fair s |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [f"{r['label']}:", "", "| flow | QPNs | source port | spine | share | MB sp1 | MB sp2 | start s | "
+             "done s | fair done s |", "|---|---|---|---|---|---|---|---|---|---|"]
     for f in r["flows"]:
         b = f.get("bytes", {})
         qpns = f"{f['qpn']}/{f['remote_qpn']}" if "qpn" in f else "-"
@@ -333,8 +379,8 @@ def flow_table(r):
                                            if f.get("same_port_as") else "")
         lines.append(f"| {f['flow']} | {qpns} | {port} | {f.get('spine', '-')} | "
                      f"{lab.fmt(f.get('on_spine_share'))} | {lab.fmt(round(b.get('sp1', 0) / 1e6, 2))} | "
-                     f"{lab.fmt(round(b.get('sp2', 0) / 1e6, 2))} | {lab.fmt(f['completion_s'])} | "
-                     f"{lab.fmt(f.get('fair_s'))} |")
+                     f"{lab.fmt(round(b.get('sp2', 0) / 1e6, 2))} | {lab.fmt(f.get('start_s'))} | "
+                     f"{lab.fmt(f['completion_s'])} | {lab.fmt(f.get('fair_s'))} |")
     return lines + [""]
 
 
@@ -390,11 +436,7 @@ def spread_figures():
 
 
 def report(raw, sc, outdir):
-    results, allseries = [], {}
-    for mode in sc["modes"]:
-        r, s = analyse(raw, sc, mode)
-        results.append(r)
-        allseries[mode["name"]] = s
+    results, allseries = lab.analyse_modes(raw, sc, analyse)
     made = plots(sc, results, allseries, outdir)
     ck = checks(results, sc)
     lab.write_report_json(outdir, sc, results, ck, made)
@@ -402,29 +444,17 @@ def report(raw, sc, outdir):
              "and UDP source port, the port computed from the client's QP numbers as the mode's policy "
              "chooses it). Pairs split: host pairs whose QPs took both spines. Uplink Mbit/s: lf1's ports "
              "to the spines while the transfer ran. Job: the last flow's completion time, from the first "
-             "byte on an uplink (the QPs' setup before it, seconds here, is left out). Fair: what the job "
-             "would take with this placement under max-min fair sharing of host links and uplinks (a "
-             "fluid model: ideal per-flow rate control, every flow started together). Floor: the "
+             "byte on an uplink (the QPs' setup before it, seconds here, is left out); the flows start "
+             "within the seconds given, as their connections come up. Fair: what the job would take with "
+             "this placement and these starts under max-min fair sharing of host links and uplinks (a "
+             "fluid model of ideal per-flow rate control). Floor: the "
              "busiest uplink's transfers at its rate, the least the job can take with this spread. Even: "
              "each host's transfer at its link rate, what an even spread allows. PFC frames (XOFF and "
              "XON, switches and hosts) and CNPs: while the transfer ran.")
-    md = [f"# ECMP and the UDP source port: {describe(sc)}", "", md_table(results), "", notes, ""]
-    if ck:
-        md += ["## Expectations", ""] + [f"- {c}: **{lab.met_word(ok)}** ({m})" for c, ok, m in ck]
-        md.append("")
-    md += ["## Every flow", ""]
+    body = ["## Every flow", ""]
     for r in results:
-        md += flow_table(r) if "error" not in r else [f"{r['label']}: {r['error']}", ""]
-    md += ["## Plots", ""] + [f"![{p}]({p})" for p in made] + [""]
-    with open(os.path.join(outdir, "report.md"), "w", encoding="utf-8") as f:
-        f.write("\n".join(md))
-    print(describe(sc))
-    for r in results:
-        if "error" in r:
-            print(f"  {r['label']}: {r['error']}")
-            continue
-        print(f"  {r['label']}: " + ", ".join(f"{h} {lab.fmt(g(r))}" for h, g in COLUMNS))
-    for c, ok, m in ck:
-        print(f"  {c}: {lab.met_word(ok).replace('no', 'NO')} ({m})")
-    print(f"report: {outdir}/report.md, report.json, {len(made)} plots")
+        body += flow_table(r) if "error" not in r else [f"{r['label']}: {r['error']}", ""]
+    lab.write_report_md(outdir, [f"# ECMP and the UDP source port: {describe(sc)}", "", md_table(results), "",
+                                 notes, ""], ck, body, made)
+    lab.print_summary(describe(sc), results, COLUMNS, ck, outdir, made)
     return 0

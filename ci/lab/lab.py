@@ -13,7 +13,8 @@
   lab.py spread OUT.md REPORT.json...
       several runs' reports: each figure's median and range per mode, and
       how many runs met each expectation (to OUT.md and the terminal); exit
-      status 3 unless every run met every expectation
+      status 3 unless every run met every expectation (one that did not
+      apply to what a run did, met null, counts in no run)
 
 A bad scenario gets one line naming the file, the line and what is wrong,
 and exit status 2.
@@ -109,7 +110,7 @@ def parse_profile(v):
     return v
 
 
-TOPOLOGIES = ("incast", "ring", "victim", "storm", "ecmp")
+TOPOLOGIES = ("incast", "ring", "victim", "storm", "ecmp", "collective")
 
 
 def parse_topology(v):
@@ -148,6 +149,19 @@ def parse_hash(v):
 def parse_sport(v):
     if v not in ("qpn", "flow_label"):
         raise ScenarioError(f"'{v}' is not qpn or flow_label")
+    return v
+
+
+def parse_coll_bytes(v):
+    parse_size(v)
+    if not 4096 <= to_bytes(v) <= 16 << 20:
+        raise ScenarioError(f"'{v}' is not a size from 4KiB to 16MiB")
+    return v
+
+
+def parse_collective(v):
+    if v not in ("allreduce", "alltoall"):
+        raise ScenarioError(f"'{v}' is not allreduce or alltoall")
     return v
 
 
@@ -190,10 +204,14 @@ KEYS = {
     "modes": (parse_modes, "baseline pfc dcqcn dcqcn+pfc", "modes, in order"),
     "topology": (parse_topology, "incast", "incast (the default), ring (PFC deadlock), victim (two "
                  "switches, head-of-line blocking), storm (a host's receive path stalls), ecmp "
-                 "(a leaf-spine, flows across two spines)"),
-    "transfer": (parse_size, "2MiB", "ecmp: bytes each flow writes (a fixed transfer: its completion "
+                 "(a leaf-spine, flows across two spines), collective (rxecc-coll on the leaf-spine)"),
+    "transfer": (parse_size, "2MiB", "ecmp: bytes each flow sends (a fixed transfer: its completion "
                  "time is measured)"),
     "flows_per_pair": (parse_int(1, 4), "2", "ecmp: QPs (perftest processes) per host pair"),
+    "collective": (parse_collective, "alltoall", "collective: rxecc-coll's operation, allreduce or alltoall"),
+    "coll_bytes": (parse_coll_bytes, "1MiB", "collective: the message size (nccl-tests' size: each rank's "
+                   "buffer), 4KiB to 16MiB"),
+    "coll_iters": (parse_int(1, 1000), "8", "collective: timed iterations (after one warm-up)"),
     "stall_at": (parse_int(0, 60), "4", "storm: seconds into the load when h1's receive path stalls"),
     "stall_release": (parse_int(1, 1000), "10", "storm: ms between the packets the stalled receive "
                       "path lets through"),
@@ -284,9 +302,21 @@ def read_scenario(path, overrides):
     if sc["topology"] != "incast" and (sc["stagger"] or "senders" in given):
         raise ScenarioError(f"{path or 'scenario'}: senders and stagger are the incast's; the "
                             f"{sc['topology']} topology has its own flows (docs/lab.md)")
+    if sc["topology"] != "collective" and {"collective", "coll_bytes", "coll_iters"} & given:
+        raise ScenarioError(f"{path or 'scenario'}: collective, coll_bytes and coll_iters are the "
+                            "collective topology's")
     if sc["topology"] != "ecmp" and {"transfer", "flows_per_pair"} & given:
         raise ScenarioError(f"{path or 'scenario'}: transfer and flows_per_pair are the ecmp "
                             "topology's")
+    if sc["topology"] != "ecmp" and any({"ecmp_hash", "udp_sport"} & set(m) for m in modes.values()):
+        raise ScenarioError(f"{path or 'scenario'}: the mode keys ecmp_hash and udp_sport are the ecmp "
+                            "topology's")
+    if sc["topology"] == "ecmp":
+        n = to_bytes(sc["transfer"]) // sc["message"]
+        # (perftest's -n: at least 5 iterations)
+        if to_bytes(sc["transfer"]) % sc["message"] or not 5 <= n <= 100000000:
+            raise ScenarioError(f"{path or 'scenario'}: transfer {sc['transfer']} is not 5 or more whole "
+                                f"messages of {sc['message']} B")
     if sc["topology"] == "storm" and sc["stall_release"] >= sc["pfc_rx_xoff"]:
         # rxecc resumes the port once no packet has come for pfc_rx_xoff
         raise ScenarioError(f"{path or 'scenario'}: stall_release {sc['stall_release']} ms is not under "
@@ -333,6 +363,8 @@ def write_shell(sc, path):
            f"TOPOLOGY={sc['topology']}", f"STALL_AT={sc['stall_at']}",
            f"STALL_RELEASE={sc['stall_release']}", f"PFC_RX_XOFF={sc['pfc_rx_xoff']}",
            f"TRANSFER={to_bytes(sc['transfer'])}", f"FLOWS_PER_PAIR={sc['flows_per_pair']}",
+           f"COLL_OP={sc['collective']}", f"COLL_BYTES={to_bytes(sc['coll_bytes'])}",
+           f"COLL_ITERS={sc['coll_iters']}",
            "MODES=(" + " ".join(q(m["name"]) for m in sc["modes"]) + ")",
            "declare -A M_PFC M_DCQCN M_PROFILE M_SET M_WD M_WD_ACTION M_WD_PORTS M_STALL M_HASH M_SPORT"]
     for m in sc["modes"]:
@@ -1218,6 +1250,42 @@ def met_word(ok):
     return "n/a" if ok is None else "yes" if ok else "no"
 
 
+def analyse_modes(raw, sc, analyse):
+    """Every mode of the scenario through analyse(raw, sc, mode) -> (figures,
+    series): the figures in order, the series by mode name."""
+    results, allseries = [], {}
+    for mode in sc["modes"]:
+        r, s = analyse(raw, sc, mode)
+        results.append(r)
+        allseries[mode["name"]] = s
+    return results, allseries
+
+
+def write_report_md(outdir, head, ck, body, made):
+    """OUTDIR/report.md: the head lines, the expectations, the body lines,
+    the plots."""
+    md = list(head)
+    if ck:
+        md += ["## Expectations", ""] + [f"- {c}: **{met_word(ok)}** ({m})" for c, ok, m in ck] + [""]
+    md += list(body) + ["## Plots", ""] + [f"![{p}]({p})" for p in made] + [""]
+    with open(os.path.join(outdir, "report.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(md))
+
+
+def print_summary(text, results, columns, ck, outdir, made):
+    """The terminal's summary: the scenario, a line per mode (its error, or
+    its figures by the columns (header, getter)), each expectation."""
+    print(text)
+    for r in results:
+        if "error" in r:
+            print(f"  {r['label']}: {r['error']}")
+            continue
+        print(f"  {r['label']}: " + ", ".join(f"{h} {fmt(g(r))}" for h, g in columns))
+    for c, ok, m in ck:
+        print(f"  {c}: {met_word(ok).replace('no', 'NO')} ({m})")
+    print(f"report: {outdir}/report.md, report.json, {len(made)} plots")
+
+
 def write_report_json(outdir, sc, results, ck, made):
     """OUTDIR/report.json: the scenario, each mode's figures, the checks
     ((text, met, measured) each) and the plots' file names."""
@@ -1234,6 +1302,9 @@ def report(raw, scenario_json, outdir):
     if sc.get("topology") == "ecmp":
         import ecmp  # pylint: disable=import-outside-toplevel
         return ecmp.report(raw, sc, outdir)
+    if sc.get("topology") == "collective":
+        import collective  # pylint: disable=import-outside-toplevel
+        return collective.report(raw, sc, outdir)
     if sc.get("topology", "incast") != "incast":
         import pathology  # pylint: disable=import-outside-toplevel
         return pathology.report(raw, sc, outdir)
@@ -1297,6 +1368,9 @@ def spread(reports):
     if topology == "ecmp":
         import ecmp  # pylint: disable=import-outside-toplevel
         figures = ecmp.spread_figures()
+    elif topology == "collective":
+        import collective  # pylint: disable=import-outside-toplevel
+        figures = collective.SPREAD_FIGURES
     elif topology != "incast":
         import pathology  # pylint: disable=import-outside-toplevel
         figures = pathology.spread_figures(topology)

@@ -328,6 +328,28 @@ def per_second(series):
     return [[s] + v for s, v in sorted(out.items())]
 
 
+def write_timeline(path, rows):
+    """The operator's events per 100 ms (rows of [t, TIMELINE...]) as a TSV."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("# t_s\t" + "\t".join(TIMELINE) + "  (per 100 ms, ending at t)\n")
+        f.writelines("\t".join(str(x) for x in row) + "\n" for row in rows)
+
+
+def operator_panel(tfile, rows, outdir):
+    """gnuplot lines plotting the operator's events of tfile (its rows)."""
+    if any(any(row[1:]) for row in rows):
+        # a log scale: drops come by the hundred, storms one at a time
+        script = ["set logscale y", "set yrange [0.8:*]"]
+        use = "(${c} > 0 ? ${c} : NaN)"
+    else:
+        script = ["set yrange [0:1]", "set label 'no event' at graph 0.45,0.5"]
+        use = "{c}"
+    script.append("plot " + ", ".join(
+        f"{lab.gp_file(tfile, outdir)} using 1:{use.format(c=i + 2)} with impulses lw 2 "
+        f"title {lab.gp_str(k.replace('_', ' '))}" for i, k in enumerate(TIMELINE)))
+    return script
+
+
 def plots(sc, results, allseries, outdir):
     made = []
     groups = [n for n, _ in GROUPS[sc["topology"]]]
@@ -342,11 +364,7 @@ def plots(sc, results, allseries, outdir):
             rows.append([t] + [s["groups"][g][i][1] for g in groups])
         lab.write_data(gfile, rows)
         tfile = os.path.join(outdir, f"timeline-{name}.tsv")
-        with open(tfile, "w", encoding="utf-8") as f:
-            f.write("# t_s\t" + "\t".join(TIMELINE) + "  (per 100 ms, ending at t)\n")
-        with open(tfile, "a", encoding="utf-8") as f:
-            for row in s["timeline"]:
-                f.write("\t".join(str(x) for x in row) + "\n")
+        write_timeline(tfile, s["timeline"])
         png = f"{name}.png"
         stall = r.get("stall_s")
         script = [
@@ -366,16 +384,7 @@ def plots(sc, results, allseries, outdir):
                    "set ylabel 'events per 100 ms'"]
         if stall is not None:
             script.append(f"set arrow from {stall},graph 0 to {stall},graph 1 nohead dt 2 lc rgb 'red'")
-        if any(any(row[1:]) for row in s["timeline"]):
-            # a log scale: drops come by the hundred, storms one at a time
-            script += ["set logscale y", "set yrange [0.8:*]"]
-            use = "(${c} > 0 ? ${c} : NaN)"
-        else:
-            script += ["set yrange [0:1]", "set label 'no event' at graph 0.45,0.5"]
-            use = "{c}"
-        script.append("plot " + ", ".join(
-            f"{lab.gp_file(tfile, outdir)} using 1:{use.format(c=i + 2)} with impulses lw 2 "
-            f"title {lab.gp_str(k.replace('_', ' '))}" for i, k in enumerate(TIMELINE)))
+        script += operator_panel(tfile, s["timeline"], outdir)
         script.append("unset multiplot")
         lab.gnuplot("\n".join(script) + "\n", outdir)
         made.append(png)
@@ -383,11 +392,7 @@ def plots(sc, results, allseries, outdir):
 
 
 def report(raw, sc, outdir):
-    results, allseries = [], {}
-    for mode in sc["modes"]:
-        r, s = analyse(raw, sc, mode)
-        results.append(r)
-        allseries[mode["name"]] = s
+    results, allseries = lab.analyse_modes(raw, sc, analyse)
     made = plots(sc, results, allseries, outdir)
     ck = checks(results, sc)
     lab.write_report_json(outdir, sc, results, ck, made)
@@ -397,32 +402,17 @@ def report(raw, sc, outdir):
              "ports set, drops (queue and watchdog), storms (switch watchdog and the hosts' "
              "`tx_pause_storm_error_events`). Sampled every 100 ms (pfc_sampler.py); per 100 ms in "
              "timeline-MODE.tsv and the plots, per second below.")
-    md = [f"# When PFC goes wrong: {sc['topology']}", "", describe(sc), "", md_table(results, sc), "",
-          notes, ""]
-    if ck:
-        md += ["## Expectations", ""] + [f"- {c}: **{'yes' if ok else 'no'}** ({m})" for c, ok, m in ck]
-        md.append("")
-    md += ["## The operator's view, per second", ""]
+    body = ["## The operator's view, per second", ""]
     for r in results:
         s = allseries.get(r["name"])
         if not s:
-            md += [f"{r['label']}: {r.get('error')}", ""]
+            body += [f"{r['label']}: {r.get('error')}", ""]
             continue
-        md += [f"{r['label']}:", "", "| s | " + " | ".join(k.replace("_", " ") for k in TIMELINE) + " |",
-               "|---|" + "---|" * len(TIMELINE)]
-        md += ["| " + " | ".join(str(x) for x in row) + " |" for row in per_second(s)]
-        md.append("")
-    md += ["## Plots", ""] + [f"![{p}]({p})" for p in made] + [""]
-    with open(os.path.join(outdir, "report.md"), "w", encoding="utf-8") as f:
-        f.write("\n".join(md))
-    print(describe(sc))
-    cols = columns(sc)
-    for r in results:
-        if "error" in r:
-            print(f"  {r['label']}: {r['error']}")
-            continue
-        print(f"  {r['label']}: " + ", ".join(f"{h} {lab.fmt(g(r))}" for h, g in cols))
-    for c, ok, m in ck:
-        print(f"  {c}: {'yes' if ok else 'NO'} ({m})")
-    print(f"report: {outdir}/report.md, report.json, {len(made)} plots")
+        body += [f"{r['label']}:", "", "| s | " + " | ".join(k.replace("_", " ") for k in TIMELINE) + " |",
+                 "|---|" + "---|" * len(TIMELINE)]
+        body += ["| " + " | ".join(str(x) for x in row) + " |" for row in per_second(s)]
+        body.append("")
+    lab.write_report_md(outdir, [f"# When PFC goes wrong: {sc['topology']}", "", describe(sc), "",
+                                 md_table(results, sc), "", notes, ""], ck, body, made)
+    lab.print_summary(describe(sc), results, columns(sc), ck, outdir, made)
     return 0

@@ -300,24 +300,32 @@ class Ecmp(unittest.TestCase):
                 ["bash", "-c", f'source {path} && echo "$TOPOLOGY|$TRANSFER|$FLOWS_PER_PAIR|'
                  f'${{M_HASH[l3]}}|${{M_SPORT[l4-qpn]}}"'],
                 capture_output=True, text=True, check=True).stdout.strip()
-        self.assertEqual(out, "ecmp|1048576|2|l3|qpn")
+        self.assertEqual(out, "ecmp|4194304|2|l3|qpn")
         for text, want in (("modes = m\n[mode m]\necmp_hash = l2\n", "'l2' is not l3 or l4"),
                            ("modes = m\n[mode m]\nudp_sport = random\n", "not qpn or flow_label"),
-                           ("transfer = 1MiB\n", "transfer and flows_per_pair are the ecmp")):
+                           ("transfer = 1MiB\n", "transfer and flows_per_pair are the ecmp"),
+                           ("modes = m\n[mode m]\nudp_sport = qpn\n", "mode keys ecmp_hash and udp_sport"),
+                           ("topology = ecmp\ntransfer = 256KiB\n", "not 5 or more whole messages"),
+                           ("topology = ecmp\ntransfer = 1000000\n", "not 5 or more whole messages")):
             with self.subTest(text=text), self.assertRaises(lab.ScenarioError) as e:
                 scenario(text)
             self.assertIn(want, str(e.exception))
 
     @staticmethod
-    def mode_run(raw, mode, policy, spine_of, split=()):
+    def mode_run(raw, mode, policy, spine_of, split=(), crossed=False, unfinished=(), hash_policy=None):
         """Pairs hI -> hI+4 with QPs 17 and 18 each; spine_of(pair) the
         spine of its flows; a flow in split has half its bytes on each.
         sp1's flows end 5.5 s after the first byte, sp2's 2 s after."""
         import sport_check  # pylint: disable=import-outside-toplevel
         d = os.path.join(raw, mode)
         os.makedirs(d)
-        with open(os.path.join(d, "load-start"), "w", encoding="utf-8") as f:
-            f.write("100.0\n")
+        if hash_policy is None:
+            hash_policy = 0 if mode.startswith("l3") or mode == "x" else 1
+        for name, text in (("load-start", "100.0\n"), ("hash-policy", f"{hash_policy}\n"),
+                           ("route-lf1", "10.0.5.0/24 proto static\n\tnexthop via 10.255.1.2 dev to-sp1 weight 1\n"
+                                         "\tnexthop via 10.255.2.2 dev to-sp2 weight 1\n")):
+            with open(os.path.join(d, name), "w", encoding="utf-8") as f:
+                f.write(text)
         mib = 1 << 20
         finals = {"sp1": {}, "sp2": {}}
         ends = {}
@@ -325,18 +333,21 @@ class Ecmp(unittest.TestCase):
         for i in range(1, 5):
             for q in (17, 18):
                 k += 1
+                # crossed: the remote QP numbers swapped (17 <-> 18, 18 <-> 17)
+                rq = 35 - q if crossed else q
                 with open(os.path.join(d, f"c{i}-{i + 4}.{k}.log"), "w", encoding="utf-8") as f:
                     f.write(f" local address: LID 0000 QPN {q:#06x} PSN 0x1\n"
-                            f" remote address: LID 0000 QPN {q:#06x} PSN 0x2\n"
-                            " 65536      16               0.53               0.53   \t\t   0.000008\n")
+                            f" remote address: LID 0000 QPN {rq:#06x} PSN 0x2\n")
+                    if k not in unfinished:
+                        f.write(" 65536      16               0.53               0.53   \t\t   0.000008\n")
                 port = (sport_check.qpn_sport(q) if policy == "qpn"
-                        else sport_check.get_udp_sport(0, q, q))
+                        else sport_check.get_udp_sport(0, q, rq))
                 key = (f"10.0.{i}.1", f"10.0.{i + 4}.1", port)
                 sp = spine_of(i)
                 if k in split:
                     finals["sp1"][key] = finals["sp2"][key] = mib // 2
-                else:
-                    finals[sp][key] = mib
+                else:	# (two QPs of one port: the spine counts both)
+                    finals[sp][key] = finals[sp].get(key, 0) + mib
                 ends[key] = 5.5 if sp == "sp1" else 2.0
 
         def nft(counts):
@@ -356,6 +367,15 @@ class Ecmp(unittest.TestCase):
                           {"lf1:to-sp1": lambda k: {"tx_bytes": max(0, k - 5) * 12000},
                            "lf1:to-sp2": lambda k: {"tx_bytes": max(0, k - 5) * 6000}},
                           {"h1": lambda k: {"tx_prio3_pause": 0, "np_cnp_sent": 0}})
+
+    def test_fair_times_with_staggered_starts(self):
+        import ecmp  # pylint: disable=import-outside-toplevel
+        # two flows on one 2 Mbit/s uplink, 1 Mbit each; the second starts at
+        # 0.25 s: alone at 2 until then (0.5 Mbit), then 1 each: the first
+        # ends at 0.75 s, the second has 0.5 left at 2: ends at 1.0 s
+        t = ecmp.fair_times([{"host": "h1", "spine": "sp1"}, {"host": "h2", "spine": "sp1"}],
+                            {"h1": 10, "h2": 10, "sp1": 2}, 125000, release=[0.0, 0.25])
+        self.assertEqual([round(x, 6) for x in t], [0.75, 1.0])
 
     def test_max_min_fair_times(self):
         import ecmp  # pylint: disable=import-outside-toplevel
@@ -395,7 +415,7 @@ class Ecmp(unittest.TestCase):
             self.assertEqual((f1["qpn"], f1["spine"], f1["on_spine_share"]), (17, "sp1", 1.0))
             met = {c["check"]: c["met"] for c in rep["checks"]}
             l3_checks = {c: v for c, v in met.items() if c.startswith("l3:")}
-            self.assertEqual(len(l3_checks), 5)
+            self.assertEqual(len(l3_checks), 7)
             self.assertTrue(all(l3_checks.values()), l3_checks)
             self.assertTrue(any(c.startswith("l3: where one uplink is congested") for c in met))
             self.assertEqual(l3["fair_uplink_mbps"], {"sp1": 10.0, "sp2": 5.0})
@@ -415,6 +435,27 @@ class Ecmp(unittest.TestCase):
             text, _ = lab.spread([rep, rep])
             self.assertIn("busiest spine's flows", text)
 
+    def test_qps_of_one_port_and_an_unfinished_flow(self):
+        sc = scenario("topology = ecmp\nrate = 10mbit\nlink = 5mbit\ntransfer = 1MiB\nmodes = x\n"
+                      "[mode x]\npfc = on\necmp_hash = l3\nudp_sport = flow_label\n")
+        with tempfile.TemporaryDirectory() as d:
+            raw = os.path.join(d, "raw")
+            # 17 -> 18 and 18 -> 17: one flow label, one port, one 5-tuple
+            self.mode_run(raw, "x", "flow_label", lambda i: "sp1" if i < 4 else "sp2", crossed=True,
+                          unfinished=(8,))
+            scj = os.path.join(d, "sc.json")
+            with open(scj, "w", encoding="utf-8") as f:
+                json.dump(sc, f)
+            rep = quiet_report(raw, scj, os.path.join(d, "out"))
+            flows = {f["flow"]: f for f in rep["modes"][0]["flows"]}
+            self.assertEqual(flows["h1->h5.1"]["same_port_as"], ["h1->h5.2"])
+            self.assertEqual(flows["h1->h5.1"]["bytes"]["sp1"], 1 << 20)	# half of the pair's 2 MiB
+            self.assertIsNone(flows["h4->h8.8"]["completion_s"])
+            met = {c["check"]: c["met"] for c in rep["checks"]}
+            self.assertFalse(met["x: all 8 flows finished their transfer"])
+            # not n/a: an unfinished flow fails the comparisons
+            self.assertEqual([v for c, v in met.items() if "where one uplink" in c], [False, False])
+
     def test_a_check_that_did_not_apply_is_neither_met_nor_unmet(self):
         reps = [{"modes": [], "checks": [{"check": "x", "met": None, "measured": "n/a"}]},
                 {"modes": [], "checks": [{"check": "x", "met": True, "measured": ""}]}]
@@ -424,6 +465,88 @@ class Ecmp(unittest.TestCase):
         reps[1]["checks"][0]["met"] = False
         self.assertFalse(lab.spread(reps)[1])
         self.assertEqual([lab.met_word(x) for x in (None, True, False)], ["n/a", "yes", "no"])
+
+
+class Collective(unittest.TestCase):
+    """The collective scenarios: their keys, and a report from a synthetic
+    rank 0 report and samples."""
+
+    def test_the_scenarios_read(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        for name in ("alltoall", "allreduce"):
+            sc = lab.read_scenario(os.path.join(here, f"{name}.conf"), [])
+            self.assertEqual((sc["topology"], sc["collective"]), ("collective", name))
+            self.assertEqual([m["name"] for m in sc["modes"]], ["baseline", "pfc", "dcqcn", "dcqcn+pfc"])
+        for text, want in (("topology = collective\ncollective = bcast\n", "'bcast' is not allreduce or alltoall"),
+                           ("coll_iters = 3\n", "are the collective topology's"),
+                           ("topology = collective\ncoll_bytes = 32MiB\n", "not a size from 4KiB to 16MiB")):
+            with self.subTest(text=text), self.assertRaises(lab.ScenarioError) as e:
+                scenario(text)
+            self.assertIn(want, str(e.exception))
+
+    @staticmethod
+    def mode_run(raw, mode, wrong=0, rc=0, pauses=0, drops=0):
+        d = os.path.join(raw, mode)
+        os.makedirs(d)
+        for name, v in [("load-start", 100.0), ("load-done", 105.0)] + [
+                (f"rank{r}.rc", rc if r == 5 else 0) for r in range(8)]:
+            with open(os.path.join(d, name), "w", encoding="utf-8") as f:
+                f.write(f"{v}\n")
+        with open(os.path.join(d, "coll.json"), "w", encoding="utf-8") as f:
+            f.write(json.dumps({"op": "alltoall", "ranks": 8, "bytes": 1048576, "count": 262144,
+                                "time_us": 2e6, "algbw": 0.0005, "busbw": 0.00044, "slowest_us": 2.5e6,
+                                "worst_us": 3e6, "slow_rank": 3, "wrong": wrong, "iters": 8}) + "\n")
+        ports = {f"lf1:swp{i}": (lambda k: {"tx_bytes": k * 12500, "drops": drops * k // 50,
+                                            "pause_tx": pauses * k // 50}) for i in range(1, 5)}
+        Pathology.samples(os.path.join(d, "samples"), 100.0, 51, ports,
+                          {"h1": lambda k: {"tx_prio3_pause": 0, "np_cnp_sent": 0}})
+
+    def test_report(self):
+        sc = scenario("topology = collective\ncollective = alltoall\nrate = 10mbit\n")
+        with tempfile.TemporaryDirectory() as d:
+            raw = os.path.join(d, "raw")
+            self.mode_run(raw, "baseline", drops=30)
+            self.mode_run(raw, "pfc", pauses=100)
+            self.mode_run(raw, "dcqcn", wrong=2)
+            self.mode_run(raw, "dcqcn+pfc", pauses=10, rc=124)
+            scj = os.path.join(d, "sc.json")
+            with open(scj, "w", encoding="utf-8") as f:
+                json.dump(sc, f)
+            rep = quiet_report(raw, scj, os.path.join(d, "out"))
+            by = {m["name"]: m for m in rep["modes"]}
+            self.assertEqual(by["baseline"]["host_port_drops"], 4 * 30)
+            self.assertEqual(by["pfc"]["totals"]["pfc_sent"], 4 * 100)
+            self.assertEqual(by["pfc"]["time_us"], 2e6)
+            met = {c["check"]: c["met"] for c in rep["checks"]}
+            right = "every rank finished and every element of every iteration was right"
+            self.assertTrue(met[f"PFC only: {right}"])
+            self.assertFalse(met[f"DCQCN only: {right}"])	# 2 wrong elements
+            self.assertFalse(met[f"DCQCN + PFC: {right}"])	# a rank failed
+            killed = next(c for c in rep["checks"] if c["check"] == f"DCQCN + PFC: {right}")
+            self.assertIn("rank 5 killed after", killed["measured"])
+            self.assertTrue(met["rdma_rxe-like: no PFC, no DCQCN: the switches drop packets (the incast at the "
+                                "hosts' ports, the 2:1 oversubscribed uplinks)"])
+            self.assertTrue(met["rdma_rxe-like: no PFC, no DCQCN: every element that rank 0 reported was right"])
+            self.assertTrue(met["PFC only: lossless: no switch port dropped a packet"])
+            self.assertTrue(any(c.startswith("DCQCN + PFC: at most 1/2 of PFC only's PFC frames") and v
+                                for c, v in met.items()))
+            self.assertEqual(len(rep["plots"]), 4)
+            text, _ = lab.spread([rep, rep])
+            self.assertIn("busbw MB/s", text)
+            # a mode the guest did not record: no figures, and the spread still reads
+            import shutil  # pylint: disable=import-outside-toplevel
+            shutil.rmtree(os.path.join(raw, "pfc"))
+            rep2 = quiet_report(raw, scj, os.path.join(d, "out2"))
+            self.assertIn("error", {m["name"]: m for m in rep2["modes"]}["pfc"])
+            text, every = lab.spread([rep, rep2])
+            self.assertFalse(every)
+
+    def test_fabric_bound(self):
+        import collective  # pylint: disable=import-outside-toplevel
+        sc = scenario("topology = collective\ncollective = alltoall\nrate = 10mbit\n")
+        self.assertAlmostEqual(collective.fabric_bound_s(sc), 8 * (1 << 20) / 10e6)	# S per uplink
+        sc = scenario("topology = collective\ncollective = allreduce\nrate = 10mbit\n")
+        self.assertAlmostEqual(collective.fabric_bound_s(sc), 2 * 7 / 8 * 8 * (1 << 20) / 10e6)
 
 
 class Series(unittest.TestCase):
