@@ -6,12 +6,14 @@
 # in each mode of the scenario (default ci/lab/incast.conf: no PFC/no DCQCN,
 # PFC only, DCQCN only, DCQCN + PFC). The scenarios of PFC gone wrong
 # (SCENARIO=deadlock, victim or pfc-storm: a ring of switches, two switches,
-# a host whose receive path stalls) and the leaf-spine's ECMP (SCENARIO=ecmp)
-# run ci/guest/lab_fabric.sh instead. Prints the table and writes
+# a host whose receive path stalls), the leaf-spine's ECMP (SCENARIO=ecmp) and
+# its collectives (SCENARIO=alltoall, allreduce) run ci/guest/lab_fabric.sh
+# instead. Prints the table and writes
 # OUT/lab/report.{md,json} and the plots (OUT/lab/*.png).
 #   ci/demo.sh [OUT]
 # Environment (make demo VAR=...): SCENARIO (a scenario file, or the name of
-# one in ci/lab: incast, convergence, deadlock, victim, pfc-storm, ecmp), SENDERS, RATE,
+# one in ci/lab: incast, convergence, deadlock, victim, pfc-storm, ecmp,
+# alltoall, allreduce), SENDERS, RATE,
 # DURATION, PROFILE, MODES, and LAB_<KEY> for any other scenario key
 # (LAB_XOFF=32KiB); RUNS=N boots N times, each run's report in
 # OUT/lab/run-K and the spread over them in OUT/lab/spread.md; CHECK=1 exits

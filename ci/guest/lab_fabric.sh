@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Guest side of `make demo` for the scenarios of PFC gone wrong (docs/lab.md,
-# "When PFC goes wrong") and the leaf-spine's ECMP ("ECMP and the UDP source
-# port"): the topology comes from SCENARIO.sh (written by
+# "When PFC goes wrong"), the leaf-spine's ECMP ("ECMP and the UDP source
+# port") and its collectives ("Collectives on the leaf-spine": all-to-all,
+# all-reduce): the topology comes from SCENARIO.sh (written by
 # ci/lab/lab.py), one of
 #   ring     four switches in a ring, routes one way round, hI writes to the
 #            host two switches on: a cyclic buffer dependency (PFC deadlock);
@@ -243,12 +244,12 @@ coll_run() {
 		r=$((i - 1))
 		[ "$r" = 0 ] && continue
 		{
-			fabric_in "$i" timeout "$DURATION" "$COLL" --rank $r "${args[@]}" >"$dir/rank$r.log" 2>&1
+			fabric_in "$i" timeout -k 10 "$DURATION" "$COLL" --rank $r "${args[@]}" >"$dir/rank$r.log" 2>&1
 			echo $? >"$dir/rank$r.rc"
 		} &
 		pids+=($!)
 	done
-	fabric_in 1 timeout "$DURATION" "$COLL" --rank 0 "${args[@]}" --json >"$dir/coll.json" 2>"$dir/rank0.log"
+	fabric_in 1 timeout -k 10 "$DURATION" "$COLL" --rank 0 "${args[@]}" --json >"$dir/coll.json" 2>"$dir/rank0.log"
 	echo $? >"$dir/rank0.rc"
 	wait "${pids[@]}"
 	for i in $HOSTS; do [ "$(cat "$dir/rank$((i - 1)).rc")" = 0 ] || rc=1; done

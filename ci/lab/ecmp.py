@@ -195,7 +195,6 @@ def analyse(raw, sc, mode):
         times = fair_times(model, res, lab.to_bytes(sc["transfer"]), release)
         for f, t, t0 in zip(flows, times, release):
             f["fair_s"] = round(t, 2)
-            f["fair_duration_s"] = round(t - max(0.0, t0), 2)
         r["fair_s"] = round(max(times), 2)
         # each uplink's load when every flow runs, max-min fair
         rates = fair_rates(model, res, list(range(len(model))))
@@ -326,8 +325,13 @@ def checks(results, sc):
             out.append((later, a is not None and b is not None and a > b,
                         f"{busy} {r['flows_per_spine'][busy]} flows {lab.fmt(a, '.2f')} s, {idle} "
                         f"{r['flows_per_spine'][idle]} flows {lab.fmt(b, '.2f')} s"))
-            out.append((free, last is not None and fair_last is not None and last <= HELD * fair_last,
-                        f"{idle}'s last flow ended at {lab.fmt(last)} s, fair {lab.fmt(fair_last)} s"))
+            hosts_of = {sp: {f["pair"] for f in r["flows"] if f.get("spine") == sp} for sp in SPINES}
+            if hosts_of[busy] & hosts_of[idle]:
+                out.append((free, last is not None and fair_last is not None and last <= HELD * fair_last,
+                            f"{idle}'s last flow ended at {lab.fmt(last)} s, fair {lab.fmt(fair_last)} s"))
+            else:
+                # no host sends on both: nothing on the busy uplink can reach the other's flows
+                out.append((free, None, f"not applicable: no host sends on both spines (flows {split})"))
         if r["job_s"] is not None and r["floor_s"] is not None:
             out.append((f"{lbl}: the transfer took at least its busiest uplink's transfers at {sc['rate']} Mbit/s",
                         r["job_s"] >= 0.95 * r["floor_s"], f"{r['job_s']} s, floor {r['floor_s']} s"))

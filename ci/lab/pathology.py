@@ -5,6 +5,7 @@ of each group of flows over time, the operator's view per 100 ms (PFC
 frames, CNPs, ECN marks, drops, storms: the counters a switch and an RNIC
 export), the figures of the table, the expectations, the plots. lab.py's
 `report` calls report() here for those topologies."""
+import bisect
 import json
 import os
 
@@ -59,12 +60,8 @@ def load(path, prio):
 def at(samples, key, t):
     """A counter of (time, values) samples at time t (the last sample at or
     before it; the first one's value before the first)."""
-    v = samples[0][1].get(key, 0)
-    for ts, s in samples:
-        if ts > t:
-            break
-        v = s.get(key, 0)
-    return v
+    i = bisect.bisect_right(samples, t, key=lambda x: x[0])
+    return samples[max(i - 1, 0)][1].get(key, 0)
 
 
 def grew(samples, key, a, b):
@@ -142,7 +139,7 @@ def analyse(raw, sc, mode):
     t = start
     while t + BIN_S <= done + 1e-9:
         series["timeline"].append([round(t + BIN_S - start, 1)]
-                                  + [operator(ports, hosts, prio, t, t + BIN_S)[k] for k in TIMELINE])
+                                  + list(operator(ports, hosts, prio, t, t + BIN_S).values()))
         for n, p in groups:
             series["groups"].setdefault(n, []).append((round(t + BIN_S - start, 1),
                                                        round(mbps(p, t, t + BIN_S), 3)))

@@ -35,7 +35,8 @@ const char* const kUsage =
     "exit status: 0 every result right; 1 a wrong element; 2 a bad command line;\n"
     "3 any other failure (a rank missing after --timeout, default 30 s).\n"
     "--tos: the IP type of service of the RoCE packets (DSCP << 2: 104 is DSCP 26);\n"
-    "--ack-timeout: the QPs' local ACK timeout, 4.096 us x 2^N (rdma_cm's default 0.54 s).\n";
+    "--ack-timeout: the QPs' local ACK timeout, 4.096 us x 2^N, N 1..31 (rdma_cm's\n"
+    "default 0.54 s).\n";
 
 struct Options {
     unsigned rank = 0;
@@ -88,7 +89,7 @@ void set_option(Options& o, const std::string& a, const std::string& v) {
     } else if (a == "--tos") {
         o.qp.tos = static_cast<uint8_t>(number(a, v, 0, 255));
     } else if (a == "--ack-timeout") {
-        o.qp.ack_timeout = static_cast<uint8_t>(number(a, v, 0, 31));
+        o.qp.ack_timeout = static_cast<uint8_t>(number(a, v, 1, 31));  // (0: no timer at all)
     } else {
         throw Usage("unknown option '" + a + "'");
     }
