@@ -1,9 +1,36 @@
 #!/bin/bash
 # Install, idempotently, every Debian package the build, the guests and the
 # tests need (listed in ci/packages.txt). Does nothing when all are present.
+# KVER (make deps KVER=...) adds another kernel to build for and boot: a line
+# (6.12: Debian's newest of it, by its metapackages) or a version
+# (6.12.118+deb12-amd64), with its headers and its linux-source-X.Y.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 mapfile -t pkgs < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/packages.txt")
+default_line=6.1	# linux-image-amd64 and linux-source-6.1 in packages.txt
+
+kernel_pkgs() {	# KVER
+	local k=$1 line
+	line=$(echo "$k" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
+	if [ -z "$line" ]; then
+		echo "deps: KVER=$k is neither a kernel line (6.12) nor a Debian kernel version (6.12.118+deb12-amd64)" >&2
+		return 1
+	fi
+	if [ "$k" = "$line" ]; then
+		[ "$line" = "$default_line" ] ||
+			echo "linux-image-$line-amd64 linux-headers-$line-amd64 linux-source-$line"
+	elif apt-cache show "linux-image-$k" >/dev/null 2>&1 || [ -e "/boot/vmlinuz-$k" ]; then
+		echo "linux-image-$k linux-headers-$k linux-source-$line"
+	else
+		echo "linux-image-$k-unsigned linux-headers-$k linux-source-$line"
+	fi
+}
+if [ -n "${KVER:-}" ]; then
+	extra=$(kernel_pkgs "$KVER") || exit 1
+	# One package name per word: split on purpose.
+	# shellcheck disable=SC2206
+	pkgs+=($extra)
+fi
 
 # Peers the guest tests run but the host must not install (a daemon that would
 # start on the host): fetched from the package registry and unpacked under

@@ -1,35 +1,58 @@
 #!/bin/bash
 # Derive the rdma_rxecc source tree from a kernel source:
 #   1. extract drivers/infiniband/sw/rxe from KSRC (an unpacked tree) or from
-#      the linux-source tarball (default /usr/src/linux-source-6.1.tar.xz);
-#   2. apply the quilt series in drivers/infiniband/sw/rxecc/patches (fuzz 0);
+#      the linux-source tarball of the kernel line (/usr/src/linux-source-X.Y.tar.xz);
+#   2. apply the kernel line's quilt series, drivers/infiniband/sw/rxecc/patches/X.Y
+#      (fuzz 0);
 #   3. link rxecc's own files (*.c, *.h, Kbuild) into the tree.
 # The result lives in build/kernel/rxecc. It is redone only when the source,
 # the series or the set of own files changes. Edits made in the derived tree
 # and not yet captured by 'quilt refresh' are never thrown away: the script
-# stops and says which files hold them.
+# stops and says which files hold them. RXECC_DERIVED: another place for the
+# result; RXECC_DKMS=1 (dkms.mk): a missing source names only its package.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 own="$top/drivers/infiniband/sw/rxecc"
 out="${RXECC_DERIVED:-$top/build/kernel/rxecc}"
-tarball="${KSRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}"
 ksrc="${KSRC:-}"
 
 die() { echo "derive: $*" >&2; exit 1; }
+
+# The kernel line (X.Y) picks the series and the default source: from KSRC's
+# Makefile, else from the kernel rxecc is built for (KVER, as ci/kver.sh
+# resolves it: 6.1.0-57-amd64 and 6.12.118+deb12-amd64 are lines 6.1 and 6.12).
+if [ -n "$ksrc" ]; then
+	line=$(sed -n -e 's/^VERSION = \([0-9]*\)$/\1/p' -e 's/^PATCHLEVEL = \([0-9]*\)$/.\1/p' \
+		"$ksrc/Makefile" 2>/dev/null | tr -d '\n')
+	[[ "$line" =~ ^[0-9]+\.[0-9]+$ ]] || die "KSRC=$ksrc: no VERSION and PATCHLEVEL in its Makefile"
+else
+	kver=$("$top/ci/kver.sh") || exit 1
+	line=$(echo "$kver" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
+	[ -n "$line" ] || die "cannot tell the kernel line of KVER=$kver"
+fi
+tarball="${KSRC_TARBALL:-/usr/src/linux-source-$line.tar.xz}"
+series_dir="$own/patches/$line"
+if [ ! -f "$series_dir/series" ]; then
+	have=$(cd "$own/patches" && find . -mindepth 2 -maxdepth 2 -name series -printf '%h\n' | sed 's|^\./||' | sort -V | tr '\n' ' ')
+	die "rxecc has no patch series for Linux $line (it is built for: ${have% })"
+fi
 
 if [ -n "$ksrc" ]; then
 	[ -d "$ksrc/drivers/infiniband/sw/rxe" ] ||
 		die "KSRC=$ksrc has no drivers/infiniband/sw/rxe"
 	src_id="tree $(cd "$ksrc" && realpath .) $(cat "$ksrc"/drivers/infiniband/sw/rxe/* | sha256sum | cut -c1-16)"
 else
-	[ -f "$tarball" ] || die "$tarball not found (run 'make deps', or set KSRC=)"
+	if [ ! -f "$tarball" ]; then
+		[ -n "${RXECC_DKMS:-}" ] && die "$tarball not found: install the package linux-source-$line"
+		die "$tarball not found (install linux-source-$line: 'make deps KVER=$line', or set KSRC=)"
+	fi
 	src_id="tarball $tarball $(stat -c '%s %Y' "$tarball")"
 fi
 own_files=$(cd "$own" && for f in Kbuild ./*.c ./*.h; do [ ! -e "$f" ] || echo "${f#./}"; done | sort)
 # The series names one patch per line (names without spaces): split on purpose.
 # shellcheck disable=SC2046
-series_id=$(cd "$own/patches" && cat series $(sed -e 's/#.*//' series) | sha256sum | cut -c1-16)
-stamp="$src_id|series $series_id|own $(echo "$own_files" | tr '\n' ' ')|uapi|include"
+series_id=$(cd "$series_dir" && cat series $(sed -e 's/#.*//' series) | sha256sum | cut -c1-16)
+stamp="$src_id|series $line $series_id|own $(echo "$own_files" | tr '\n' ' ')|uapi|include"
 
 if [ -f "$out/.rxecc-stamp" ] && [ "$(cat "$out/.rxecc-stamp")" = "$stamp" ]; then
 	exit 0
@@ -62,8 +85,8 @@ rm -f "$new/Kconfig"
 rm -rf "$tools"
 mv "$new/.scripts" "$tools"
 
-echo "derive: applying $(sed -e 's/#.*//' -e '/^$/d' "$own/patches/series" | wc -l) patches"
-ln -s "$own/patches" "$new/patches"
+echo "derive: applying the $line series, $(sed -e 's/#.*//' -e '/^$/d' "$series_dir/series" | wc -l) patches"
+ln -s "$series_dir" "$new/patches"
 if ! (cd "$new" && QUILTRC="$top/ci/quiltrc" quilt push -a -q --fuzz=0 >"$new/.quilt.log" 2>&1); then
 	cat "$new/.quilt.log" >&2
 	die "the quilt series does not apply to ${ksrc:-$tarball}"

@@ -18,7 +18,7 @@ if [ -f "$out" ] && [ "$(cat "$out.stamp" 2>/dev/null)" = "$stamp" ]; then
 	echo "$out"
 	exit 0
 fi
-"$busybox" --list | grep -qx switch_root || { echo "mkinitramfs: $busybox is not a full busybox (install busybox-static)" >&2; exit 1; }
+"$busybox" --list | grep -x switch_root >/dev/null || { echo "mkinitramfs: $busybox is not a full busybox (install busybox-static)" >&2; exit 1; }
 
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
