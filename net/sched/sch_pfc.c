@@ -1279,3 +1279,5 @@ module_init(pfc_module_init);
 module_exit(pfc_module_exit);
 MODULE_DESCRIPTION("rxecc lossless switch port: 802.1Qbb PFC, ECN marking, 8 priority queues");
 MODULE_LICENSE("GPL");
+/* tc loads a qdisc module by this alias since Linux 6.8 (sch_<kind> before) */
+MODULE_ALIAS("net-sch-pfc");

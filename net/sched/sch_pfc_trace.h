@@ -12,6 +12,16 @@
 
 #include <linux/netdevice.h>
 #include <linux/tracepoint.h>
+#include <linux/version.h>
+
+/* __assign_str() takes the destination only since Linux 6.10 */
+#ifndef pfc_assign_str
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define pfc_assign_str(dst, src)	__assign_str(dst)
+#else
+#define pfc_assign_str(dst, src)	__assign_str(dst, src)
+#endif
+#endif
 
 TRACE_EVENT(pfc_queue,
 	    TP_PROTO(const struct net_device *dev, u8 prio, u32 backlog),
@@ -19,7 +29,7 @@ TRACE_EVENT(pfc_queue,
 	    TP_STRUCT__entry(__string(dev, dev->name)
 			     __field(u8, prio)
 			     __field(u32, backlog)),
-	    TP_fast_assign(__assign_str(dev, dev->name);
+	    TP_fast_assign(pfc_assign_str(dev, dev->name);
 			   __entry->prio = prio;
 			   __entry->backlog = backlog;),
 	    TP_printk("dev=%s prio=%u backlog=%u", __get_str(dev),

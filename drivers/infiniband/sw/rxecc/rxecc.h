@@ -20,6 +20,7 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <rdma/rxecc_netlink.h>
+#include "rxecc_compat.h"
 #include "rxecc_dcqcn.h"
 
 /* `rdma link add NAME type rxecc netdev DEV` */
@@ -87,7 +88,7 @@ struct rxecc_pfc {
 	u8 rx_on;			/* bit p: sending on for priority p */
 	bool rx_tstamp;			/* holds net_enable_timestamp() */
 	u64 rx_wait[8];			/* ns the last packet waited */
-	u64 rx_last[8];			/* ns, when it was taken */
+	u64 rx_last[8];			/* ns, when the last one arrived */
 	unsigned long rx_over;		/* bit p: waited pfc_rx_xoff+ (atomic, no lock) */
 	u8 xoff_sent;			/* bit p: XOFF sent, XON not yet */
 	u64 xoff_since[8];		/* ns */
@@ -112,10 +113,12 @@ struct rxecc_dev {
 	bool net_held;		/* counted as a user of the namespace's sockets */
 	bool visible;		/* registered: named, found by netlink lookups */
 	/*
-	 * rxe->ndev, held until deallocation: ib_core lets go of its own
-	 * reference when it unregisters the device, before rxe_dealloc(),
-	 * and rxecc reads it until then (netlink, the PFC send timer).
+	 * The device's netdev, held until deallocation: ib_core lets go of
+	 * its own reference when it unregisters the device, before
+	 * rxe_dealloc(), and rxecc reads it until then (netlink, the PFC send
+	 * timer). rxe 6.1 keeps it in rxe->ndev, later rxe asks ib_core.
 	 */
+	struct net_device *ndev;
 	netdevice_tracker ndev_tracker;
 	bool ndev_held;
 	bool ndev_gone;		/* NETDEV_UNREGISTER: no more PFC frames out */
@@ -169,7 +172,7 @@ struct rxecc_qp {
 #define RXECC_CNP_RESERVED	16
 
 /* Device lifetime hooks (rxe.c, rxe_verbs.c). */
-void rxecc_dev_init(struct rxe_dev *rxe);
+void rxecc_dev_init(struct rxe_dev *rxe, struct net_device *ndev);
 int rxecc_dev_registering(struct rxe_dev *rxe);
 void rxecc_dev_registered(struct rxe_dev *rxe);
 void rxecc_dev_cleanup(struct rxe_dev *rxe);
@@ -283,6 +286,7 @@ bool rxecc_tx_nomem(struct rxe_qp *qp, struct rxe_av *av, bool resp);
 
 /* Notification and reaction point (rxecc_cnp.c). */
 void rxecc_np_rcv(struct rxe_pkt_info *pkt, struct sk_buff *skb);
+void rxecc_np_taken(struct rxe_pkt_info *pkt);
 void rxecc_np_in_seq(struct rxe_qp *qp, struct rxe_pkt_info *pkt);
 void rxecc_rcv_cnp(struct rxe_pkt_info *pkt, struct sk_buff *skb);
 
@@ -301,7 +305,10 @@ void rxecc_pfc_dev_exit(struct rxe_dev *rxe);
 void rxecc_pfc_qp_forget(struct rxe_qp *qp, struct rxecc_qp *cc);
 bool rxecc_pfc_wait(struct rxe_qp *qp, bool resp);
 bool rxecc_pfc_ack_req(struct rxe_qp *qp);
-void rxecc_pfc_rx(struct rxe_dev *rxe, const struct sk_buff *skb, u8 dsfield);
+#define RXECC_PFC_RX_ARRIVED	BIT(0)
+#define RXECC_PFC_RX_TAKEN	BIT(1)
+void rxecc_pfc_rx(struct rxe_dev *rxe, const struct sk_buff *skb, u8 dsfield,
+		  unsigned int what);
 void rxecc_pfc_cfg_changed(struct rxe_dev *rxe, const struct rxecc_cc_config *cfg);
 void rxecc_pfc_netdev_gone(struct rxe_dev *rxe);
 

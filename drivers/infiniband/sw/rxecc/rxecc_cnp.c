@@ -55,7 +55,7 @@ static int rxecc_send_cnp(struct rxe_qp *qp, struct rxecc_qp *cc)
 	unsigned long flags;
 	int err = -ENOMEM;
 
-	if (qp->resp.state != QP_STATE_READY) {
+	if (!rxecc_resp_ready(qp)) {
 		err = -EINVAL;
 		goto fail;
 	}
@@ -101,16 +101,33 @@ static u8 rxecc_rcv_dsfield(struct sk_buff *skb)
 
 /*
  * Every packet rxe accepted (header and ICRC checked) passes here before it
- * is queued to the responder or the completer: its wait in the receive
- * backlog (PFC) and the count of CE marks.
+ * is queued to the responder or the completer: the count of CE marks, its
+ * arrival for PFC and, where the receive path runs the responder and the
+ * completer itself (rxe 6.1's tasklets), its wait in the receive backlog.
  */
 void rxecc_np_rcv(struct rxe_pkt_info *pkt, struct sk_buff *skb)
 {
 	u8 ds = rxecc_rcv_dsfield(skb);
 
-	rxecc_pfc_rx(pkt->rxe, skb, ds);
+	rxecc_pfc_rx(pkt->rxe, skb, ds, RXECC_RX_IN_TASK ? RXECC_PFC_RX_ARRIVED :
+		     RXECC_PFC_RX_ARRIVED | RXECC_PFC_RX_TAKEN);
 	if (unlikely(INET_ECN_is_ce(ds)))
 		rxe_counter_inc(pkt->rxe, RXECC_CNT_NP_ECN_MARKED);
+}
+
+/*
+ * rxe 6.5 and later: the responder or the completer, in its work item,
+ * takes a received packet from its QP's queue for the first time. Its wait
+ * in the receive backlog (PFC) ends here, not where the receive path queued
+ * it: that path only queues, and a receiver that cannot keep up holds its
+ * packets in the QP's queues, as an RNIC holds them in its buffer.
+ */
+void rxecc_np_taken(struct rxe_pkt_info *pkt)
+{
+	struct sk_buff *skb = PKT_TO_SKB(pkt);
+
+	if (RXECC_RX_IN_TASK)
+		rxecc_pfc_rx(pkt->rxe, skb, rxecc_rcv_dsfield(skb), RXECC_PFC_RX_TAKEN);
 }
 
 /*

@@ -363,7 +363,7 @@ static void rxecc_dev_speed_locked(struct rxe_dev *rxe)
 	u32 mbps = 0;
 
 	ASSERT_RTNL();
-	if (!__ethtool_get_link_ksettings(rxe->ndev, &lk) &&
+	if (!__ethtool_get_link_ksettings(rxe->cc.ndev, &lk) &&
 	    lk.base.speed != SPEED_UNKNOWN)
 		mbps = lk.base.speed;
 	WRITE_ONCE(rxe->cc.port_mbps, mbps);

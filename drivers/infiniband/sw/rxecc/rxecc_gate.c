@@ -49,11 +49,10 @@ enum hrtimer_restart rxecc_rl_timer_fn(struct hrtimer *t)
 	cc->wait_req = 0;
 	cc->wait_resp = 0;
 	spin_unlock_irqrestore(&cc->lock, flags);
-	/* Tasks already cleaned up ignore this (task->destroyed). */
 	if (req)
-		rxe_sched_task(&qp->req.task);
+		rxecc_qp_sched(qp, false);
 	if (resp)
-		rxe_sched_task(&qp->resp.task);
+		rxecc_qp_sched(qp, true);
 	return HRTIMER_NORESTART;
 }
 
@@ -215,7 +214,7 @@ static u32 rxecc_egress_backlog(struct net_device *dev, u8 prio)
 static bool rxecc_egress_wait(struct rxe_qp *qp, bool resp)
 {
 	struct rxe_dev *rxe = to_rdev(qp->ibqp.device);
-	struct net_device *dev = rxe->ndev;
+	struct net_device *dev = rxe->cc.ndev;
 	struct rxecc_cc_config *cfg;
 	bool wait = false;
 

@@ -61,11 +61,12 @@ void rxecc_module_exit(void)
 	rxecc_config_exit();
 }
 
-void rxecc_dev_init(struct rxe_dev *rxe)
+void rxecc_dev_init(struct rxe_dev *rxe, struct net_device *ndev)
 {
 	INIT_LIST_HEAD(&rxe->cc.node);
-	rxe->cc.net = dev_net(rxe->ndev);
-	netdev_hold(rxe->ndev, &rxe->cc.ndev_tracker, GFP_KERNEL);
+	rxe->cc.ndev = ndev;
+	rxe->cc.net = dev_net(ndev);
+	netdev_hold(ndev, &rxe->cc.ndev_tracker, GFP_KERNEL);
 	rxe->cc.ndev_held = true;
 	rxecc_pfc_dev_init(rxe);
 }
@@ -84,7 +85,7 @@ int rxecc_dev_registering(struct rxe_dev *rxe)
 	err = rxecc_cc_dev_init(rxe);
 	if (err)
 		return err;
-	err = rxecc_net_get(rxe->cc.net, rxe->ndev);
+	err = rxecc_net_get(rxe->cc.net, rxe->cc.ndev);
 	if (err) {
 		rxecc_cc_dev_exit(rxe);
 		return err;
@@ -134,7 +135,7 @@ void rxecc_dev_cleanup(struct rxe_dev *rxe)
 	rxecc_cc_dev_exit(rxe);
 	if (rxe->cc.ndev_held) {
 		rxe->cc.ndev_held = false;
-		netdev_put(rxe->ndev, &rxe->cc.ndev_tracker);
+		netdev_put(rxe->cc.ndev, &rxe->cc.ndev_tracker);
 	}
 }
 

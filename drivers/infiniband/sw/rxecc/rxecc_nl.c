@@ -205,7 +205,7 @@ static int rxecc_nl_put_dev(struct sk_buff *msg, struct rxe_dev *rxe)
 {
 	if (nla_put_u32(msg, RXECC_ATTR_DEV_INDEX, rxe->ib_dev.index) ||
 	    nla_put_string(msg, RXECC_ATTR_DEV_NAME, dev_name(&rxe->ib_dev.dev)) ||
-	    nla_put_string(msg, RXECC_ATTR_NETDEV, rxe->ndev->name))
+	    nla_put_string(msg, RXECC_ATTR_NETDEV, rxe->cc.ndev->name))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -800,8 +800,9 @@ static int rxecc_nl_qp_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	rxecc_devices_lock();
 	mutex_lock(&rxecc_cc_mutex);
 	if (!cb->args[0] && !cb->args[2] &&
-	    (info->attrs[RXECC_ATTR_DEV_NAME] || info->attrs[RXECC_ATTR_DEV_INDEX])) {
-		rxe = rxecc_nl_dev(skb, info->attrs, cb->extack);
+	    (rxecc_dumpit_attrs(info)[RXECC_ATTR_DEV_NAME] ||
+	     rxecc_dumpit_attrs(info)[RXECC_ATTR_DEV_INDEX])) {
+		rxe = rxecc_nl_dev(skb, rxecc_dumpit_attrs(info), cb->extack);
 		if (IS_ERR(rxe)) {
 			err = PTR_ERR(rxe);
 			goto out;

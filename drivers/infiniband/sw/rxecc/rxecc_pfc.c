@@ -66,12 +66,17 @@ static void rxecc_pfc_tx_kick(struct rxecc_pfc *pfc)
 }
 
 /*
- * rxe_rcv(), every packet it accepted: how long it waited in the receive
- * backlog, from netif_rx() on the netdev (which stamps it while any device
- * sends PFC: net_enable_timestamp()) until now. That is the time the CPU's
- * input queue held it, the software counterpart of an RNIC's receive buffer.
+ * Every packet rxe accepted: when it arrived (@what RXECC_PFC_RX_ARRIVED,
+ * rxe_rcv(): "none came" ends a stall) and how long it waited in the
+ * receive backlog (RXECC_PFC_RX_TAKEN), from netif_rx() on the netdev
+ * (which stamps it while any device sends PFC: net_enable_timestamp())
+ * until it is taken. In rxe 6.1 rxe_rcv() takes it, after the CPU's input
+ * queue held it; since 6.5 the QP's work item does (rxecc_np_taken()),
+ * after the QP's queue held it too. It is the software counterpart of an
+ * RNIC's receive buffer.
  */
-void rxecc_pfc_rx(struct rxe_dev *rxe, const struct sk_buff *skb, u8 dsfield)
+void rxecc_pfc_rx(struct rxe_dev *rxe, const struct sk_buff *skb, u8 dsfield,
+		  unsigned int what)
 {
 	struct rxecc_pfc *pfc = &rxe->cc.pfc;
 	u8 on = READ_ONCE(pfc->rx_on);
@@ -80,7 +85,7 @@ void rxecc_pfc_rx(struct rxe_dev *rxe, const struct sk_buff *skb, u8 dsfield)
 	s64 wait;
 	u8 prio;
 
-	if (likely(!on) || !skb->tstamp || skb->mono_delivery_time)
+	if (likely(!on) || !skb->tstamp || !rxecc_skb_tstamp_real(skb))
 		return;
 	rcu_read_lock();
 	cfg = rcu_dereference(rxe->cc.cfg);
@@ -89,9 +94,12 @@ void rxecc_pfc_rx(struct rxe_dev *rxe, const struct sk_buff *skb, u8 dsfield)
 	prio = cfg->dscp2prio[dsfield >> 2];
 	if (!(on & BIT(prio)))
 		goto out;
+	if (what & RXECC_PFC_RX_ARRIVED)
+		WRITE_ONCE(pfc->rx_last[prio], ktime_get_ns());
+	if (!(what & RXECC_PFC_RX_TAKEN))
+		goto out;
 	wait = max_t(s64, ktime_get_real_ns() - ktime_to_ns(skb->tstamp), 0);
 	WRITE_ONCE(pfc->rx_wait[prio], wait);
-	WRITE_ONCE(pfc->rx_last[prio], ktime_get_ns());
 	if ((READ_ONCE(pfc->xoff_sent) | READ_ONCE(pfc->stalled)) & BIT(prio)) {
 		limit = (u64)cfg->pfc_rx_xon * NSEC_PER_USEC;
 		if (wait <= limit)
@@ -130,7 +138,7 @@ void rxecc_pfc_cfg_changed(struct rxe_dev *rxe, const struct rxecc_cc_config *cf
 /* Send one PFC frame out of the device's netdev (no lock held). */
 static void rxecc_pfc_send(struct rxe_dev *rxe, u8 enable, u8 xoff)
 {
-	struct net_device *dev = rxe->ndev;
+	struct net_device *dev = rxe->cc.ndev;
 	struct sk_buff *skb;
 	int p;
 
@@ -290,13 +298,12 @@ static void rxecc_pfc_resume(struct rxe_dev *rxe, int p, u64 end)
 		list_del_init(&cc->pfc_node);
 		/*
 		 * A QP leaves the list (under this lock) at reset and at
-		 * cleanup, before it is freed; a task already cleaned up
-		 * ignores the schedule (task->destroyed).
+		 * cleanup, before it is freed.
 		 */
 		if (cc->pfc_wait & RXECC_WAIT_REQ)
-			rxe_sched_task(&qp->req.task);
+			rxecc_qp_sched(qp, false);
 		if (cc->pfc_wait & RXECC_WAIT_RESP)
-			rxe_sched_task(&qp->resp.task);
+			rxecc_qp_sched(qp, true);
 		cc->pfc_wait = 0;
 	}
 }

@@ -60,6 +60,21 @@ static inline struct rxecc_qp *rxecc_qp_peek(struct rxe_qp *qp)
 	return cc == RXECC_QP_GONE ? NULL : cc;
 }
 
+/*
+ * Run the requester (with @resp, the responder) of @qp later: from rxecc's
+ * timers, its PFC lists and its retries. Not for a QP whose last reference
+ * is gone: it is being destroyed (its cleanup flushes its queues itself,
+ * and stops these callers only later), and rxe since 6.5 takes a reference
+ * for the task's run, which must not come back from zero.
+ */
+static inline void rxecc_qp_sched(struct rxe_qp *qp, bool resp)
+{
+	if (!rxe_get(qp))
+		return;
+	rxe_sched_task(resp ? rxecc_resp_task(qp) : rxecc_req_task(qp));
+	rxe_put(qp);
+}
+
 /* The QP's state, allocated if it has none yet; NULL if it cannot have one. */
 struct rxecc_qp *rxecc_qp_state(struct rxe_qp *qp);
 

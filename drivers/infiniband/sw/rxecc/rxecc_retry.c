@@ -22,7 +22,7 @@ static void rxecc_tx_retry(struct rxe_qp *qp, bool resp)
 	armed = rxecc_tx_defer(qp, rxecc_qp_cfg(qp), resp, RXECC_TX_RETRY_MIN_NS);
 	rcu_read_unlock();
 	if (!armed)
-		rxe_sched_task(resp ? &qp->resp.task : &qp->req.task);
+		rxecc_qp_sched(qp, resp);
 	rxe_counter_inc(to_rdev(qp->ibqp.device), RXECC_CNT_TX_LOCAL_RETRY);
 }
 

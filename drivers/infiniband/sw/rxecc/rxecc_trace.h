@@ -10,6 +10,7 @@
 #define RXECC_TRACE_H
 
 #include <linux/tracepoint.h>
+#include "rxecc_compat.h"
 #include "rxecc_dcqcn.h"
 
 /* The enums __print_symbolic() names, resolved for user space (perf, trace-cmd). */
@@ -29,7 +30,7 @@ TRACE_EVENT(rxecc_cnp_sent,
 	    TP_STRUCT__entry(__string(dev, dev)
 			     __field(u32, qpn)
 			     __field(u32, dest_qpn)),
-	    TP_fast_assign(__assign_str(dev, dev);
+	    TP_fast_assign(rxecc_assign_str(dev, dev);
 			   __entry->qpn = qpn;
 			   __entry->dest_qpn = dest_qpn;),
 	    TP_printk("dev=%s qpn=%u dest_qpn=%u", __get_str(dev),
@@ -46,7 +47,7 @@ TRACE_EVENT(rxecc_cnp_handled,
 			     __field(u64, rc)
 			     __field(u64, rt)
 			     __field(u32, alpha)),
-	    TP_fast_assign(__assign_str(dev, dev);
+	    TP_fast_assign(rxecc_assign_str(dev, dev);
 			   __entry->qpn = qpn;
 			   __entry->result = result;
 			   __entry->rc = rc;
@@ -73,7 +74,7 @@ TRACE_EVENT(rxecc_rate,
 			     __field(u32, alpha)
 			     __field(u32, t_stage)
 			     __field(u32, bc_stage)),
-	    TP_fast_assign(__assign_str(dev, dev);
+	    TP_fast_assign(rxecc_assign_str(dev, dev);
 			   __entry->qpn = qpn;
 			   __entry->event = event;
 			   __entry->rc = rc;
