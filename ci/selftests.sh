@@ -5,9 +5,10 @@
 # boot for "no kernel splat in the guest logs" and "ran to the end", and
 # appends them to $RESULTS (default build/check/results.txt).
 #   ci/selftests.sh [SCRIPT...]   only the named scripts
+# RXECC_TESTS_LIST: another list (make check-packages: tests-packages.list).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-list="$top/selftests/rxecc/tests.list"
+list=${RXECC_TESTS_LIST:-$top/selftests/rxecc/tests.list}
 RESULTS=${RESULTS:-$top/build/check/results.txt}
 mkdir -p "$(dirname "$RESULTS")"
 

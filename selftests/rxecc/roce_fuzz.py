@@ -65,6 +65,7 @@ bits set count rx_pfc_malformed. Also:
 """
 import argparse
 import json
+import os
 import random
 import socket
 import struct
@@ -75,8 +76,18 @@ import zlib
 ROCE_PORT = 4791
 PFC_DA = bytes.fromhex("0180c2000001")
 
+
+def kernel_line(release):
+    """(major, minor) of a kernel release string such as 6.12.118+deb12-amd64."""
+    major, minor = release.split(".")[:2]
+    return int(major), int("".join(c for c in minor if c.isdigit()) or 0)
+
+
 # rxe's opcodes (rxe_opcode.c) and rxecc's CNP: everything else is unknown.
+# Linux 6.2 added RC FLUSH (0x1c) and RC ATOMIC WRITE (0x1d).
 KNOWN = set(range(0x00, 0x18)) | set(range(0x20, 0x2c)) | set(range(0x40, 0x55)) | {0x64, 0x65, 0x81}
+if kernel_line(os.uname().release) >= (6, 2):
+    KNOWN |= {0x1c, 0x1d}
 UNKNOWN = [op for op in range(256) if op not in KNOWN]
 RC_SEND_ONLY, RC_WRITE_ONLY, UD_SEND_ONLY, CNP = 0x04, 0x0A, 0x64, 0x81
 MULTICAST_QPN = 0xFFFFFF
