@@ -19,16 +19,30 @@
 #   make shell      interactive guest with rdma_rxecc loaded and an rxecc device up
 #   make install / uninstall    the modules (rdma_rxecc, sch_pfc) for the guest kernel, the rxecc tool
 #                   (PREFIX, default /usr/local), its man page and completion
+#   make check-packages   deps + make deb + a guest that installs the packages, has DKMS build
+#                   the modules, loads them by their aliases, runs perftest and purges them
+#                   (selftests/rxecc/packages.sh; not in check: minutes of DKMS under TCG)
+#   make deb        the Debian packages rxecc-dkms (the modules through DKMS) and rxecc-utils
+#                   (the tool) in build/deb/, with dpkg-buildpackage and lintian (ci/deb.sh;
+#                   installs the packaging tools and Build-Depends when missing, root)
 #   make clean / distclean    remove build products / all of build/
 #
 # Variables: OUT (where demo, bench and soak write; default out/), PREFIX, DESTDIR
 # (make install), KSRC (unpacked kernel tree to derive from; default: the
-# linux-source-6.1 tarball), KVER (guest kernel version; default: the one
-# linux-image-amd64 installed), KDIR (headers to build against; default:
-# /lib/modules/$KVER/build), W, C (kbuild's warning level and sparse).
+# linux-source-X.Y tarball of the kernel line), KVER (the kernel to build for
+# and boot the guests with: a version, or a line such as 6.12 for its newest
+# installed kernel; default: the one linux-image-amd64 installed, Debian 12's
+# 6.1; `make deps KVER=6.12` installs a line), KDIR (headers to build against;
+# default: /lib/modules/$KVER/build), W, C (kbuild's warning level and sparse).
 
 TOP        := $(CURDIR)
-KVER       ?= $(shell $(TOP)/ci/kver.sh 2>/dev/null)
+# KVER as given (make deps KVER=6.12 installs that line), then as ci/kver.sh
+# resolves it (a line to its newest installed kernel; none: Debian 12's 6.1).
+KVER_ARG   := $(KVER)
+KVER_REAL  := $(shell KVER='$(KVER)' $(TOP)/ci/kver.sh 2>/dev/null)
+ifneq ($(KVER_REAL),)
+override KVER := $(KVER_REAL)
+endif
 KDIR       ?= /lib/modules/$(KVER)/build
 BUILD      := $(TOP)/build
 DERIVED    := $(BUILD)/kernel/rxecc
@@ -40,12 +54,12 @@ DESTDIR    ?=
 export KSRC KVER
 
 .PHONY: all deps derive module userspace check check-host check-guest bench demo soak \
-	shell install uninstall clean distclean lint kernel-debug check-debug
+	shell install uninstall deb check-packages clean distclean lint kernel-debug check-debug
 
 all: module userspace
 
 deps:
-	@$(TOP)/ci/deps.sh
+	@KVER='$(KVER_ARG)' $(TOP)/ci/deps.sh
 
 derive:
 	@$(TOP)/ci/derive.sh
@@ -124,6 +138,13 @@ install:
 uninstall:
 	rm -f $(INSTALLED) $(INSTALLED_PFC) $(TOOL_FILES)
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER)
+
+deb:
+	@$(TOP)/ci/deb.sh
+
+check-packages: deps
+	@$(MAKE) --no-print-directory deb
+	@RXECC_TESTS_LIST=$(TOP)/selftests/rxecc/tests-packages.list $(TOP)/ci/check-packages.sh
 
 clean:
 	-test -d $(DERIVED) && $(MAKE) -C $(KDIR) M=$(TOP) clean
