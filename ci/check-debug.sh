@@ -13,6 +13,12 @@
 # 'N passed, N failed' like make check; results in build/check-debug/.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+# The debug kernel is built from linux-source-6.1: the 6.1 series only.
+case ${KVER:-} in
+"" | 6.1 | 6.1.*) ;;
+*) echo "check-debug: the debug kernel is Linux 6.1 (KVER=$KVER is not: leave KVER unset)" >&2; exit 1 ;;
+esac
+unset KVER
 kdir=$("$top/ci/kernel-debug.sh" | tail -n 1) || exit 1
 [ -f "$kdir/bzImage" ] || { echo "check-debug: no debug kernel" >&2; exit 1; }
 kver=$(cat "$kdir/release")

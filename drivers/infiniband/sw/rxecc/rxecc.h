@@ -3,11 +3,13 @@
  * rxecc: what rdma_rxecc adds to the rxe driver it is derived from.
  *
  * The rxe sources are extracted from the kernel tree at build time and
- * patched by the quilt series in patches/. Patches 0001-0004 are rxecc's
- * hooks: each calls into the functions declared here, so what rxecc adds
- * stays in its own files. Patches 0005-0018 change rxe 6.1's own code in
- * place: its receive drops counted by reason, and fixes of its bugs
- * (docs/rxe-fixes.md lists them with their tests).
+ * patched by the quilt series of the kernel line, patches/<line>/. Patches
+ * 0001-0004 are rxecc's hooks: each calls into the functions declared
+ * here, so what rxecc adds stays in its own files. Most of the others
+ * change rxe's own code in place: its receive drops counted by reason,
+ * and fixes of its bugs (docs/rxe-fixes.md lists them, per line, with
+ * their tests). What differs between the lines for these files is in
+ * rxecc_compat.h.
  */
 #ifndef RXECC_H
 #define RXECC_H

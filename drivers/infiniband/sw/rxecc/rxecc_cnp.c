@@ -78,6 +78,7 @@ static int rxecc_send_cnp(struct rxe_qp *qp, struct rxecc_qp *cc)
 		goto fail;
 	}
 	err = rxe_xmit_packet(qp, &pkt, skb);
+	err = net_xmit_eval(err);	/* NET_XMIT_CN (6.5+ passes it up): queued */
 	if (err)
 		goto fail;
 	rxe_counter_inc(rxe, RXECC_CNT_NP_CNP_SENT);

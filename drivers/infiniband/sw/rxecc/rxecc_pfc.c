@@ -15,10 +15,12 @@
  * again. QPs of other priorities keep sending.
  *
  * The device also sends PFC frames to its link partner when its own
- * receive backlog of a PFC priority grows. rxe takes packets from the CPU's
- * input queue (netif_rx() put them there) and handles each at once, so the
- * backlog a software RNIC has is that queue; rxecc measures how long every
- * packet of a priority (its DSCP through dscp2prio) waited in it. When one
+ * receive backlog of a PFC priority grows. rxe 6.1 takes packets from the
+ * CPU's input queue (netif_rx() put them there) and handles each at once,
+ * so the backlog a software RNIC has is that queue; since 6.5 rxe queues
+ * them to their QP's work item, and the backlog is both queues. rxecc
+ * measures how long every packet of a priority (its DSCP through
+ * dscp2prio) waited until it was taken (rxecc_pfc_rx()). When one
  * waited pfc_rx_xoff microseconds or more, a soft hrtimer sends XOFF out of
  * the netdev (past its queues, as a MAC control frame), refreshes it at half
  * its pause time and sends XON when a packet waited pfc_rx_xon or less, or

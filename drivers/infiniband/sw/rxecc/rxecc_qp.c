@@ -10,7 +10,7 @@
  * (rxecc_retry.c), as a NIC takes a rate limiter for a QP when it first
  * needs one. rxe 6.1's struct rxe_qp fills its 2 KiB kmalloc
  * slab exactly, so state inside it would move every QP to the 4 KiB slab;
- * the QP holds only a pointer, in a hole of its layout (patches/0004).
+ * the QP holds only a pointer, in a hole of its layout (patch 0004).
  * Until then a QP costs rxecc nothing and sends at line rate.
  */
 #include <linux/slab.h>
