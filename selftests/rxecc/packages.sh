@@ -30,6 +30,11 @@ modules_unload >/dev/null 2>&1
 veth_up d0 10.0.0.1/24 || ktap_exit_skip "cannot create a veth pair"
 veth_up d1 10.0.1.1/24 || ktap_exit_skip "cannot create a veth pair"
 
+# dkms uses process substitution (<(...)), which needs /dev/fd; the guest's
+# /dev has none. No debconf questions.
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd || ktap_exit_skip "cannot make /dev/fd"
+export DEBIAN_FRONTEND=noninteractive
+
 # Hide the other kernels' module directories (DKMS would build for the newest).
 for d in /lib/modules/*; do
 	[ "$d" = "/lib/modules/$KV" ] || mount -t tmpfs none "$d" || ktap_exit_skip "cannot hide $d"
