@@ -125,6 +125,8 @@ install:
 	@test -f $(MODULE) || { echo "make install: $(MODULE) is not built (run 'make' first)" >&2; exit 1; }
 	@test -x $(UBUILD)/rxecc || { echo "make install: $(UBUILD)/rxecc is not built (run 'make' first)" >&2; exit 1; }
 	@test -f $(PFC_MODULE) || { echo "make install: $(PFC_MODULE) is not built (run 'make' first)" >&2; exit 1; }
+	@v=$$(modinfo -F vermagic $(MODULE) | cut -d' ' -f1); [ "$$v" = "$(KVER)" ] || \
+		{ echo "make install: $(MODULE) is built for $$v, not for KVER=$(KVER) (run 'make KVER=$(KVER)' first)" >&2; exit 1; }
 	install -D -m 644 $(MODULE) $(INSTALLED)
 	strip --strip-debug $(INSTALLED)
 	install -D -m 644 $(PFC_MODULE) $(INSTALLED_PFC)

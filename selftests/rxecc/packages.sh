@@ -104,8 +104,9 @@ ktap_result "dpkg --purge rxecc-dkms rxecc-utils" dpkg --purge rxecc-dkms rxecc-
 ktap_diag "dpkg --purge took $((SECONDS - t0))s"
 left_behind() {
 	local f left=0
-	for f in "/usr/src/rxecc-$version" /var/lib/dkms/rxecc "/lib/modules/$KV/updates/dkms/rdma_rxecc.ko" \
-		"/lib/modules/$KV/updates/dkms/sch_pfc.ko" /usr/sbin/rxecc /usr/share/man/man8/rxecc.8.gz \
+	# (6.12's DKMS installs .ko.xz: Debian compresses that kernel's modules)
+	for f in "/usr/src/rxecc-$version" /var/lib/dkms/rxecc "/lib/modules/$KV/updates/dkms/rdma_rxecc.ko"* \
+		"/lib/modules/$KV/updates/dkms/sch_pfc.ko"* /usr/sbin/rxecc /usr/share/man/man8/rxecc.8.gz \
 		/usr/share/bash-completion/completions/rxecc; do
 		if [ -e "$f" ]; then
 			echo "left behind: $f"
