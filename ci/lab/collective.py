@@ -212,10 +212,7 @@ def plots(sc, results, allseries, outdir):
 
 
 def report(raw, sc, outdir):
-    results, allseries = lab.analyse_modes(raw, sc, analyse)
-    made = plots(sc, results, allseries, outdir)
-    ck = checks(results, sc)
-    lab.write_report_json(outdir, sc, results, ck, made)
+    results, _, made, ck = lab.analyse_and_record(raw, sc, outdir, analyse, plots, checks)
     notes = ("Time, busbw, slowest, worst, slow rank, wrong: rank 0's report (rxecc-coll, nccl-tests' "
              "definitions: docs/lab.md, \"Collectives\"). Fabric-bound: the least time of an iteration at "
              "the links' rate (all-reduce: 2(n-1)/n of the buffer over each rank's link; all-to-all: the "

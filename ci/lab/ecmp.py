@@ -440,10 +440,7 @@ def spread_figures():
 
 
 def report(raw, sc, outdir):
-    results, allseries = lab.analyse_modes(raw, sc, analyse)
-    made = plots(sc, results, allseries, outdir)
-    ck = checks(results, sc)
-    lab.write_report_json(outdir, sc, results, ck, made)
+    results, _, made, ck = lab.analyse_and_record(raw, sc, outdir, analyse, plots, checks)
     notes = ("Flows sp1/sp2: the QPs whose bytes the spine counted (an nft set keyed by source, destination "
              "and UDP source port, the port computed from the client's QP numbers as the mode's policy "
              "chooses it). Pairs split: host pairs whose QPs took both spines. Uplink Mbit/s: lf1's ports "

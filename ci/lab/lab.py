@@ -1261,6 +1261,18 @@ def analyse_modes(raw, sc, analyse):
     return results, allseries
 
 
+def analyse_and_record(raw, sc, outdir, analyse, plots, checks):
+    """A scenario module's report up to its markdown: every mode through
+    analyse (analyse_modes), plots(sc, results, series, outdir) -> files made,
+    checks(results, sc) -> expectations, and OUTDIR/report.json. Returns
+    (results, series, made, ck)."""
+    results, allseries = analyse_modes(raw, sc, analyse)
+    made = plots(sc, results, allseries, outdir)
+    ck = checks(results, sc)
+    write_report_json(outdir, sc, results, ck, made)
+    return results, allseries, made, ck
+
+
 def write_report_md(outdir, head, ck, body, made):
     """OUTDIR/report.md: the head lines, the expectations, the body lines,
     the plots."""

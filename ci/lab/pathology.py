@@ -389,10 +389,7 @@ def plots(sc, results, allseries, outdir):
 
 
 def report(raw, sc, outdir):
-    results, allseries = lab.analyse_modes(raw, sc, analyse)
-    made = plots(sc, results, allseries, outdir)
-    ck = checks(results, sc)
-    lab.write_report_json(outdir, sc, results, ck, made)
+    results, allseries, made, ck = lab.analyse_and_record(raw, sc, outdir, analyse, plots, checks)
     notes = ("Goodput: bytes each group's switch port sent, over the load (from its first byte). The "
              "operator's counters, over the load, every switch port (`pfc` qdisc) and host (hw_counters) "
              "together: PFC frames sent (XOFF and XON) and received, CNPs the hosts sent, ECN marks the "
