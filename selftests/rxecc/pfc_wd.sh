@@ -18,9 +18,11 @@
 #     Prometheus client library) exports the watchdog's and the endpoint's
 #     storm counters with the values the tool shows.
 # And the endpoint's pause-storm prevention (mlx5's stall prevention), on the
-# one-guest fabric (fabric.sh): h2 and h3 write to h1, whose own receive
-# processing is the bottleneck, through a switch port that does not honour
-# PFC; h1 (pfc_rx_xoff 10 ms) pauses it without end:
+# one-guest fabric (fabric.sh): h2 and h3 write to h1 through a switch port
+# that does not honour PFC, and for 3 s of it h1's receive path all but
+# stops (rx_stall.py: one RoCEv2 packet through every 2 ms, the others held
+# with their receive timestamps); h1 (pfc_rx_xoff 10 ms) pauses the port
+# without end:
 #   - device_stall_critical_watermark 0: h1 holds XOFF for most of the run,
 #     no storm event;
 #   - 100 ms: each XOFF held 100 ms is a storm (a warning and an error
@@ -293,19 +295,62 @@ incast() {
 	return "$rc"
 }
 
-# storm_run CRITICAL: an incast of 4 s with h1's critical watermark; sets
-# FRAMES, XOFF_MS, WARN and ERR (what h1 sent and counted during it).
+# stall_start / stall_stop: h1's receive path all but stops (its RoCEv2
+# packets go through rx_stall.py's netfilter queue, one let through every
+# 2 ms; room for all the senders can have outstanding, so none is dropped)
+# and runs again. The order of the stop matters: the chain emptied first,
+# then the consumer lets every held packet through, then the hook goes (6.1
+# warns when a hook goes while its queue holds packets).
+STALL=''
+stall_start() {
+	ip netns exec "$(fabric_ns 1)" python3 "$HERE/rx_stall.py" --release 2 --maxlen 32768 \
+		>"$LOGDIR/stall.json" 2>"$LOGDIR/stall.err" &
+	STALL=$!
+	wait_for "$(scaled_time 30)" grep -q bound "$LOGDIR/stall.json" ||
+		{ echo "rx_stall.py did not start: $(cat "$LOGDIR/stall.err")"; return 1; }
+	fabric_in 1 nft -f - <<-EOF
+		add table inet wd_stall
+		add chain inet wd_stall in { type filter hook input priority 0; }
+		add rule inet wd_stall in udp dport 4791 queue num 0
+	EOF
+}
+stall_stop() {
+	[ -n "$STALL" ] || return 0
+	fabric_in 1 nft flush chain inet wd_stall in
+	kill "$STALL"
+	wait "$STALL"
+	STALL=''
+	fabric_in 1 nft delete table inet wd_stall
+	echo "rx_stall: $(tail -n 1 "$LOGDIR/stall.json")"
+}
+
+# storm_run CRITICAL: an incast of 4 s with h1's critical watermark, h1's
+# receive path stalled for its first 3 s of traffic; sets FRAMES, XOFF_MS,
+# WARN and ERR (what h1 sent and counted during it).
 storm_run() {
+	local load rc=0 sent
 	fabric_dcqcn 1 set pfc_rx_xoff 10ms pfc_rx_xon 0 device_stall_critical_watermark "$1" ||
 		return 1
 	snap 1:tx_prio3_pause 1:tx_prio3_pause_duration 1:tx_pause_storm_warning_events \
 		1:tx_pause_storm_error_events
-	incast 4 || return 1
+	stall_start || { stall_stop; return 1; }
+	sent=$(port_counter h2 sent_pkts)
+	incast 4 &
+	load=$!
+	if wait_for "$(scaled_time 30)" above 2:sent_pkts $((sent + 100)); then
+		sleep 3
+	else
+		echo "h2 sent nothing"
+		rc=1
+	fi
+	stall_stop || rc=1
+	wait "$load" || rc=1
 	# the XON once the backlog is empty
 	fabric_dcqcn 1 set pfc_rx_xoff 0 || return 1
 	FRAMES=$(delta 1:tx_prio3_pause) XOFF_MS=$(($(delta 1:tx_prio3_pause_duration) / 1000))
 	WARN=$(delta 1:tx_pause_storm_warning_events) ERR=$(delta 1:tx_pause_storm_error_events)
 	echo "critical $1 ms: h1 sent $FRAMES PFC frames, in XOFF $XOFF_MS ms; storm warnings $WARN, errors $ERR"
+	return "$rc"
 }
 
 stall_off() {
