@@ -25,7 +25,8 @@
 #     packet_seq_err; patch 0019) count at least what rxe's count;
 #   - the upstream rxe fixes rxecc carries (patches 0014-0017, rxe_fixes.py):
 #     a read through a memory window bound elsewhere mid-response, a
-#     replayed zero-length read, an SRQ's and a QP's reported attributes.
+#     replayed zero-length read, an SRQ's and a QP's reported attributes;
+#   - a QP destroyed while rxecc's gate holds its READ response (patch 0004).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fabric.sh"
 VERBS_SUMMARY=$LOGDIR/integrity-summary.txt
@@ -44,7 +45,7 @@ QUEUE="link 1gbit limit 256KiB xoff 24KiB xon 12KiB headroom 160KiB"
 MARK="kmin 10KB kmax 40KB pmax 20"
 
 ktap_header
-ktap_plan 14
+ktap_plan 15
 
 verbs_fabric 3 pfc
 
@@ -132,6 +133,8 @@ mw_unbind() { rxe_fix mw-unbind; }
 ktap_result "READ through a memory window unbound mid-response: remote access error at the packet the requester expects (0014)" mw_unbind
 zero_read() { rxe_fix zero-read; }
 ktap_result "zero-length READ replayed after a retransmit: completes, the responder's QP lives on (0015)" zero_read
+destroy_held() { rxe_fix destroy-held; }
+ktap_result "QP destroyed while its READ response is held by a pause: the destroy returns at once, not when the pause ends (0004)" destroy_held
 srq_size() { rxe_fix srq-size; }
 ktap_result "SRQ creation reports the size ibv_query_srq reports (0016)" srq_size
 qp_state() { rxe_fix qp-state; }

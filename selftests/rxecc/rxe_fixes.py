@@ -27,6 +27,10 @@ Cases:
               REQ's retransmit timer has sent the request again, so RESP
               replays it. Both reads and a checked SEND after them must
               complete with success (0015).
+  destroy-held  REQ reads 64 KiB from RESP while RESP is paused (its
+              response held by rxecc's gate), then RESP destroys its QP:
+              the destroy must return at once, not when the pause ends
+              (patch 0004's rxecc_qp_destroy()).
   srq-size    an SRQ of 100 WRs: creation reports the rounded-up size that
               ibv_query_srq() reports (0016).
   qp-state    a QP in RTS: ibv_query_qp() reports cur_qp_state RTS (0017).
@@ -268,6 +272,30 @@ def zero_read_replay(a, sides, buf: MR, rbuf: MR) -> dict:
             bool(got) and replays > 0}
 
 
+def destroy_held(a) -> dict:
+    resp = Side(a.resp, a.resp_gid, 14)
+    req = Side(a.req, a.req_gid, 18)
+    src = MR(resp.pd, 65536, ACCESS)
+    dst = MR(req.pd, 65536, ACCESS)
+    resp.connect(req, a.tclass)
+    req.connect(resp, a.tclass)
+    pauser = Pauser(a.port, a.port_netns, a.prio)
+    try:
+        paused(resp, a.prio, pauser)
+        held = resp.counter("tx_pfc_deferred")
+        req.post(read_wr(dst, 65536, src.rkey, src.buf, 1))
+        wait_for(lambda: resp.counter("tx_pfc_deferred") > held, 10,
+                 f"{resp.dev} held no read response")
+        # the pause lasts 33 s at RESP's link_speed: a destroy that waits
+        # for the held response returns only then
+        t0 = time.monotonic()
+        resp.qp.close()
+        took = time.monotonic() - t0
+    finally:
+        pauser.resume()
+    return {"case": "destroy-held", "destroy_seconds": round(took, 3), "ok": took < 5}
+
+
 def srq_size(a) -> dict:
     ctx = Context(name=a.resp)
     pd = PD(ctx)
@@ -295,7 +323,8 @@ def status_name(status: int) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=["mw-rebind", "mw-unbind", "zero-read", "srq-size", "qp-state"])
+    ap.add_argument("case", choices=["mw-rebind", "mw-unbind", "zero-read", "destroy-held", "srq-size",
+                                     "qp-state"])
     ap.add_argument("--resp", required=True)
     ap.add_argument("--resp-gid", type=int, required=True)
     ap.add_argument("--req", required=True)
@@ -305,8 +334,8 @@ def main() -> None:
     ap.add_argument("--prio", type=int, default=3)
     ap.add_argument("--tclass", type=int, default=104)
     a = ap.parse_args()
-    run = {"mw-rebind": mw_rebind, "mw-unbind": mw_rebind, "zero-read": zero_read, "srq-size": srq_size,
-           "qp-state": qp_state}[a.case]
+    run = {"mw-rebind": mw_rebind, "mw-unbind": mw_rebind, "zero-read": zero_read,
+           "destroy-held": destroy_held, "srq-size": srq_size, "qp-state": qp_state}[a.case]
     try:
         r = run(a)
     except Exception as ex:	# pylint: disable=broad-except

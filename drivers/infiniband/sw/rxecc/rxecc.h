@@ -149,6 +149,7 @@ struct rxecc_qp {
 	u8 wait_req;			/* requester / responder held back */
 	u8 wait_resp;
 	bool stopped;			/* cleanup or reset: nothing arms them */
+	bool destroyed;			/* the destroy verb: nothing more to send */
 	/* under the device's rxecc_pfc lock */
 	struct list_head pfc_node;	/* waiting for a paused priority */
 	u8 pfc_wait;			/* RXECC_WAIT_REQ | RXECC_WAIT_RESP */
@@ -242,6 +243,8 @@ u32 rxecc_link_mbps(struct rxe_dev *rxe, const struct rxecc_cc_config *cfg);
 int rxecc_qp_cache_init(void);
 void rxecc_qp_cache_exit(void);
 void rxecc_qp_reset(struct rxe_qp *qp);
+void rxecc_qp_destroy(struct rxe_qp *qp);
+bool rxecc_qp_destroyed(struct rxe_qp *qp);
 void rxecc_qp_cleanup(struct rxe_qp *qp);
 void rxecc_qp_free(struct rxe_qp *qp);
 void rxecc_qp_clear_counts(struct rxe_qp *qp);

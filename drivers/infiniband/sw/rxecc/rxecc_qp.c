@@ -116,6 +116,34 @@ void rxecc_qp_reset(struct rxe_qp *qp)
 }
 
 /*
+ * The destroy verb, before rxe_cleanup() waits for the QP's last reference.
+ * A READ response the gate holds keeps its request queued, and with it a
+ * reference, for as long as a pause or the limiter holds it: under a pause
+ * storm, for ever (rxe_cleanup() gives up after 50 s with a WARN and frees
+ * the QP under the request). Nothing the QP would send matters any more: the
+ * gate stops and the responder, scheduled, drops the read (read_reply()
+ * asks rxecc_qp_destroyed()) and every request still queued.
+ */
+void rxecc_qp_destroy(struct rxe_qp *qp)
+{
+	struct rxecc_qp *cc = rxecc_qp_peek(qp);
+
+	if (!cc)
+		return;
+	WRITE_ONCE(cc->destroyed, true);
+	rxecc_qp_stop_timers(qp, cc);
+	rxecc_qp_sched(qp, true);
+}
+
+/* The responder: the QP is being destroyed, a READ response is not sent. */
+bool rxecc_qp_destroyed(struct rxe_qp *qp)
+{
+	struct rxecc_qp *cc = rxecc_qp_peek(qp);
+
+	return cc && READ_ONCE(cc->destroyed);
+}
+
+/*
  * rxe_qp_do_cleanup(), before the QP's tasks are cleaned up: no references
  * to the QP are left, so the receive path cannot arm the CNP timer, and the
  * tasks' last runs find the QP stopped, or without state and unable to get
