@@ -64,7 +64,7 @@ qemu=$(command -v qemu-system-x86_64) || { echo "vm.sh: qemu-system-x86_64 not f
 # The guest CPU: QEMU's default model without CMPXCHG16B. QEMU 7.2's TCG
 # (Debian 12's) computes the flags of a CMPXCHG16B from a stale lazy-flags
 # state, so EFLAGS can come out as any value an earlier instruction left, TF
-# and DF included (ci/guest/cx16_flags.cc shows it in a guest); the kernel's
+# and DF included (userspace/tests/cx16_flags.cpp shows it in a guest); the kernel's
 # SLUB allocator runs it on every allocation, and a 6.12 guest crashed from
 # it under load (docs/results.md, "Linux 6.12"). Without the feature the
 # kernel emulates the instruction with interrupts off.

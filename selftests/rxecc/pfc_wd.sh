@@ -21,8 +21,8 @@
 # one-guest fabric (fabric.sh): h2 and h3 write to h1 through a switch port
 # that does not honour PFC, and for 3 s of it h1's receive path all but
 # stops (rx_stall.py: one RoCEv2 packet through every 2 ms, the others held
-# with their receive timestamps); h1 (pfc_rx_xoff 10 ms) pauses the port
-# without end:
+# with their receive timestamps); h1 (pfc_rx_xoff 20 ms: ten releases) pauses
+# the port without end:
 #   - device_stall_critical_watermark 0: h1 holds XOFF for most of the run,
 #     no storm event;
 #   - 100 ms: each XOFF held 100 ms is a storm (a warning and an error
@@ -270,6 +270,8 @@ wd_cleanup
 
 # ---- the endpoint's pause-storm prevention ---------------------------------
 fabric_init
+# (the netns's removal takes the queue's table with it; its consumer stays)
+trap '[ -z "${STALL:-}" ] || kill "$STALL" 2>/dev/null; fabric_destroy' EXIT
 for i in 1 2 3; do
 	fabric_add_host $i || { ktap_fail "fabric host $i"; ktap_finished; }
 done
@@ -315,13 +317,17 @@ stall_start() {
 	EOF
 }
 stall_stop() {
+	local rc=0
 	[ -n "$STALL" ] || return 0
-	fabric_in 1 nft flush chain inet wd_stall in
+	fabric_in 1 nft list table inet wd_stall >/dev/null 2>&1 &&
+		{ fabric_in 1 nft flush chain inet wd_stall in || rc=1; }
 	kill "$STALL"
 	wait "$STALL"
 	STALL=''
-	fabric_in 1 nft delete table inet wd_stall
+	fabric_in 1 nft list table inet wd_stall >/dev/null 2>&1 &&
+		{ fabric_in 1 nft delete table inet wd_stall || rc=1; }
 	echo "rx_stall: $(tail -n 1 "$LOGDIR/stall.json")"
+	return "$rc"
 }
 
 # storm_run CRITICAL: an incast of 4 s with h1's critical watermark, h1's
@@ -329,7 +335,7 @@ stall_stop() {
 # WARN and ERR (what h1 sent and counted during it).
 storm_run() {
 	local load rc=0 sent
-	fabric_dcqcn 1 set pfc_rx_xoff 10ms pfc_rx_xon 0 device_stall_critical_watermark "$1" ||
+	fabric_dcqcn 1 set pfc_rx_xoff 20ms pfc_rx_xon 0 device_stall_critical_watermark "$1" ||
 		return 1
 	snap 1:tx_prio3_pause 1:tx_prio3_pause_duration 1:tx_pause_storm_warning_events \
 		1:tx_pause_storm_error_events

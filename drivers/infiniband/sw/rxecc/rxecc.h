@@ -148,7 +148,7 @@ struct rxecc_qp {
 	u64 rl_deferred;
 	u8 wait_req;			/* requester / responder held back */
 	u8 wait_resp;
-	bool stopped;			/* cleanup or reset: nothing arms them */
+	bool stopped;			/* destroy, cleanup, reset: nothing arms them */
 	bool destroyed;			/* the destroy verb: nothing more to send */
 	/* under the device's rxecc_pfc lock */
 	struct list_head pfc_node;	/* waiting for a paused priority */

@@ -233,10 +233,15 @@ out:
 	return wait;
 }
 
+/*
+ * The gate before a packet is built: a QP being destroyed sends nothing more
+ * (no timer wakes it: its cleanup follows), a paused priority waits, then
+ * the egress queue, then the rate limiter.
+ */
 bool rxecc_tx_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp)
 {
-	return rxecc_pfc_wait(qp, resp) || rxecc_egress_wait(qp, resp) ||
-	       rxecc_rp_wait(qp, opcode, payload, resp);
+	return rxecc_qp_destroyed(qp) || rxecc_pfc_wait(qp, resp) ||
+	       rxecc_egress_wait(qp, resp) || rxecc_rp_wait(qp, opcode, payload, resp);
 }
 
 /*

@@ -77,10 +77,10 @@ struct rxecc_qp *rxecc_qp_state(struct rxe_qp *qp)
 }
 
 /*
- * Cleanup (before the QP's tasks are cleaned up) or reset: from now on no
- * path arms the timers or puts the QP on a PFC list (they check @stopped
- * under the lock they arm under), and a callback still running is waited
- * for, so nothing schedules the QP's tasks after this returns.
+ * Destroy, cleanup (before the QP's tasks are cleaned up) or reset: from now
+ * on no path arms the timers or puts the QP on a PFC list (they check
+ * @stopped under the lock they arm under), and a callback still running is
+ * waited for, so nothing schedules the QP's tasks after this returns.
  */
 static void rxecc_qp_stop_timers(struct rxe_qp *qp, struct rxecc_qp *cc)
 {
@@ -120,15 +120,17 @@ void rxecc_qp_reset(struct rxe_qp *qp)
  * A READ response the gate holds keeps its request queued, and with it a
  * reference, for as long as a pause or the limiter holds it: under a pause
  * storm, for ever (rxe_cleanup() gives up after 50 s with a WARN and frees
- * the QP under the request). Nothing the QP would send matters any more: the
- * gate stops and the responder, scheduled, drops the read (read_reply()
- * asks rxecc_qp_destroyed()) and every request still queued.
+ * the QP under the request). Nothing the QP would send matters any more:
+ * its gate stops and holds everything from now on (rxecc_tx_wait()), and
+ * the responder, scheduled, drops the read it was holding (read_reply()
+ * asks rxecc_qp_destroyed()), then each request queued behind it. A QP
+ * without state gets none from now on, so nothing can hold it either.
  */
 void rxecc_qp_destroy(struct rxe_qp *qp)
 {
-	struct rxecc_qp *cc = rxecc_qp_peek(qp);
+	struct rxecc_qp *cc = cmpxchg(&qp->cc, NULL, RXECC_QP_GONE);
 
-	if (!cc)
+	if (!cc || cc == RXECC_QP_GONE)
 		return;
 	WRITE_ONCE(cc->destroyed, true);
 	rxecc_qp_stop_timers(qp, cc);
