@@ -171,17 +171,24 @@ def read_wr(mr: MR, length: int, rkey: int, addr: int, wr_id: int) -> SendWR:
     return wr
 
 
-def mw_rebind(a) -> dict:
+def connected(a, req_timeout: int) -> tuple:
+    """RESP's and REQ's QPs, each connected to the other; REQ's transport
+    timeout REQ_TIMEOUT (4.096 us * 2^N)."""
     resp = Side(a.resp, a.resp_gid, 14)
-    req = Side(a.req, a.req_gid, 18)	# 1.07 s: no retry while RESP is held
+    req = Side(a.req, a.req_gid, req_timeout)
+    resp.connect(req, a.tclass)
+    req.connect(resp, a.tclass)
+    return resp, req
+
+
+def mw_rebind(a) -> dict:
+    resp, req = connected(a, 18)	# 1.07 s: no retry while RESP is held
     mr_a = MR(resp.pd, 8192, ACCESS)
     mr_a.write(bytes([0xA5]) * 8192, 8192)
     mr_b = MR(resp.pd, 4096, ACCESS)
     mr_b.write(bytes([0x5A]) * 4096, 4096)
     dst = MR(req.pd, 8192, ACCESS)
     dst.write(bytes([0xEE]) * 8192, 8192)
-    resp.connect(req, a.tclass)
-    req.connect(resp, a.tclass)
     mw = MW(resp.pd, e.IBV_MW_TYPE_1)
     pauser = Pauser(a.port, a.port_netns, a.prio)
     try:
@@ -228,12 +235,9 @@ def mw_rebind_read(a, sides, mrs, mw) -> dict:
 
 
 def zero_read(a) -> dict:
-    resp = Side(a.resp, a.resp_gid, 14)
-    req = Side(a.req, a.req_gid, 14)	# 67 ms: a retry comes soon
+    resp, req = connected(a, 14)	# 67 ms: a retry comes soon
     buf = MR(req.pd, 4096, ACCESS)
     rbuf = MR(resp.pd, 4096, ACCESS)
-    resp.connect(req, a.tclass)
-    req.connect(resp, a.tclass)
     pauser = Pauser(a.port, a.port_netns, a.prio)
     try:
         return zero_read_replay(a, (resp, req, pauser), buf, rbuf)
@@ -273,12 +277,9 @@ def zero_read_replay(a, sides, buf: MR, rbuf: MR) -> dict:
 
 
 def destroy_held(a) -> dict:
-    resp = Side(a.resp, a.resp_gid, 14)
-    req = Side(a.req, a.req_gid, 18)
+    resp, req = connected(a, 18)
     src = MR(resp.pd, 65536, ACCESS)
     dst = MR(req.pd, 65536, ACCESS)
-    resp.connect(req, a.tclass)
-    req.connect(resp, a.tclass)
     pauser = Pauser(a.port, a.port_netns, a.prio)
     try:
         paused(resp, a.prio, pauser)

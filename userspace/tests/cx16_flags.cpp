@@ -33,31 +33,24 @@ constexpr uint64_t kAllowed = 0x8d5 | 0x200 | 0x2;
 // (a set TF would end the program with SIGTRAP rather than a report).
 constexpr uint64_t kOperand = 0xffff8c4406802000ULL | (1ULL << 10);
 
-uint64_t flags_after(Pair& target, bool locked) {
+// POPF (QEMU ends its translation block there), ADD (the lazy flags state:
+// the operand), CMPXCHG16B (with Locked, with the lock prefix), PUSHF.
+template <bool Locked>
+uint64_t flags_after(Pair& target) {
     uint64_t flags = 0;
     uint64_t rax = 0;
     uint64_t rdx = 0;
     uint64_t sum = 5;
 
-    if (locked) {
-        asm volatile(
-            "pushq $0x202\n\tpopfq\n\t"
-            "addq %[v], %[s]\n\t"
-            "lock cmpxchg16b %[m]\n\t"
-            "pushfq\n\tpopq %[f]"
-            : [f] "=r"(flags), [m] "+m"(target), "+a"(rax), "+d"(rdx), [s] "+r"(sum)
-            : [v] "r"(kOperand), "b"(1ULL), "c"(2ULL)
-            : "cc", "memory");
-    } else {
-        asm volatile(
-            "pushq $0x202\n\tpopfq\n\t"
-            "addq %[v], %[s]\n\t"
-            "cmpxchg16b %[m]\n\t"
-            "pushfq\n\tpopq %[f]"
-            : [f] "=r"(flags), [m] "+m"(target), "+a"(rax), "+d"(rdx), [s] "+r"(sum)
-            : [v] "r"(kOperand), "b"(1ULL), "c"(2ULL)
-            : "cc", "memory");
-    }
+    asm volatile(
+        "pushq $0x202\n\tpopfq\n\t"
+        "addq %[v], %[s]\n\t"
+        ".if %c[locked]\n\tlock\n\t.endif\n\t"
+        "cmpxchg16b %[m]\n\t"
+        "pushfq\n\tpopq %[f]"
+        : [f] "=r"(flags), [m] "+m"(target), "+a"(rax), "+d"(rdx), [s] "+r"(sum)
+        : [v] "r"(kOperand), "b"(1ULL), "c"(2ULL), [locked] "i"(Locked ? 1 : 0)
+        : "cc", "memory");
     return flags;
 }
 
@@ -89,13 +82,13 @@ int main(int argc, char** argv) {
     std::atomic<bool> stop{false};
     std::jthread other([&stop, &target] {
         while (!stop.load(std::memory_order_relaxed)) {
-            flags_after(target, true);
+            flags_after<true>(target);
         }
     });
     long bad = 0;
     for (const bool locked : {false, true}) {
         for (long i = 0; i < iterations; i++) {
-            const uint64_t f = flags_after(target, locked);
+            const uint64_t f = locked ? flags_after<true>(target) : flags_after<false>(target);
 
             if ((f & ~kAllowed) != 0 && bad++ < 3) {
                 std::cout << "cx16_flags: " << (locked ? "locked" : "plain")
