@@ -270,8 +270,6 @@ wd_cleanup
 
 # ---- the endpoint's pause-storm prevention ---------------------------------
 fabric_init
-# (the netns's removal takes the queue's table with it; its consumer stays)
-trap '[ -z "${STALL:-}" ] || kill "$STALL" 2>/dev/null; fabric_destroy' EXIT
 for i in 1 2 3; do
 	fabric_add_host $i || { ktap_fail "fabric host $i"; ktap_finished; }
 done
@@ -322,13 +320,14 @@ stall_stop() {
 	fabric_in 1 nft list table inet wd_stall >/dev/null 2>&1 &&
 		{ fabric_in 1 nft flush chain inet wd_stall in || rc=1; }
 	kill "$STALL"
-	wait "$STALL"
+	wait "$STALL" || rc=1
 	STALL=''
 	fabric_in 1 nft list table inet wd_stall >/dev/null 2>&1 &&
 		{ fabric_in 1 nft delete table inet wd_stall || rc=1; }
 	echo "rx_stall: $(tail -n 1 "$LOGDIR/stall.json")"
 	return "$rc"
 }
+trap 'stall_stop; fabric_destroy' EXIT
 
 # storm_run CRITICAL: an incast of 4 s with h1's critical watermark, h1's
 # receive path stalled for its first 3 s of traffic; sets FRAMES, XOFF_MS,

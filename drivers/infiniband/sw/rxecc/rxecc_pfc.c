@@ -479,7 +479,7 @@ void rxecc_pfc_dev_exit(struct rxe_dev *rxe)
 	hrtimer_cancel(&rxe->cc.pfc.tx_timer);
 }
 
-/* Reset or cleanup: the QP no longer waits for a pause to end. */
+/* Reset, destroy or cleanup: the QP no longer waits for a pause to end. */
 void rxecc_pfc_qp_forget(struct rxe_qp *qp, struct rxecc_qp *cc)
 {
 	struct rxecc_pfc *pfc = &to_rdev(qp->ibqp.device)->cc.pfc;

@@ -43,10 +43,10 @@ void rxecc_qp_cache_exit(void)
 
 /*
  * The QP's state, allocated on the first call (any context: GFP_ATOMIC).
- * NULL if the QP's cleanup has begun without one, or no memory was left
- * (counted in qp_cc_nomem): the caller then goes on as rxe does without
- * rxecc (the packet goes out, the CNP or the CE mark is not acted on, a
- * packet to build again is retried at once). Two paths that race to
+ * NULL if the QP's destroy or cleanup has begun without one, or no memory
+ * was left (counted in qp_cc_nomem): the caller then goes on as rxe does
+ * without rxecc (the packet goes out, the CNP or the CE mark is not acted
+ * on, a packet to build again is retried at once). Two paths that race to
  * allocate it agree on one; once set, qp->cc stays until rxecc_qp_free().
  */
 struct rxecc_qp *rxecc_qp_state(struct rxe_qp *qp)
@@ -124,7 +124,8 @@ void rxecc_qp_reset(struct rxe_qp *qp)
  * its gate stops and holds everything from now on (rxecc_tx_wait()), and
  * the responder, scheduled, drops the read it was holding (read_reply()
  * asks rxecc_qp_destroyed()), then each request queued behind it. A QP
- * without state gets none from now on, so nothing can hold it either.
+ * without state gets none from now on (nothing can make it wait on a
+ * list), and its gate holds everything too.
  */
 void rxecc_qp_destroy(struct rxe_qp *qp)
 {
@@ -137,12 +138,16 @@ void rxecc_qp_destroy(struct rxe_qp *qp)
 	rxecc_qp_sched(qp, true);
 }
 
-/* The responder: the QP is being destroyed, a READ response is not sent. */
+/*
+ * The QP is being destroyed (with state or without: RXECC_QP_GONE, which
+ * only destroy, cleanup and free set, and cleanup's last runs of the tasks
+ * leave on !qp->valid before they ask): nothing more is sent.
+ */
 bool rxecc_qp_destroyed(struct rxe_qp *qp)
 {
-	struct rxecc_qp *cc = rxecc_qp_peek(qp);
+	struct rxecc_qp *cc = smp_load_acquire(&qp->cc);
 
-	return cc && READ_ONCE(cc->destroyed);
+	return cc == RXECC_QP_GONE || (cc && READ_ONCE(cc->destroyed));
 }
 
 /*

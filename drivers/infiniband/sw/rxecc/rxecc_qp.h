@@ -48,7 +48,7 @@ static inline bool rxecc_qp_connected(struct rxe_qp *qp)
 	return qp_type(qp) == IB_QPT_RC || qp_type(qp) == IB_QPT_UC;
 }
 
-/* qp->cc once the QP's cleanup has begun without state (rxecc_qp.c). */
+/* qp->cc once the QP's destroy or cleanup has begun without state (rxecc_qp.c). */
 #define RXECC_QP_GONE	((struct rxecc_qp *)1)
 
 /* The QP's state if it has one, else NULL (never allocates). */
