@@ -145,6 +145,7 @@ void rxecc_qp_destroy(struct rxe_qp *qp)
  */
 bool rxecc_qp_destroyed(struct rxe_qp *qp)
 {
+	/* pairs with the cmpxchg() that set it, as rxecc_qp_peek() */
 	struct rxecc_qp *cc = smp_load_acquire(&qp->cc);
 
 	return cc == RXECC_QP_GONE || (cc && READ_ONCE(cc->destroyed));
