@@ -65,9 +65,9 @@ qemu=$(command -v qemu-system-x86_64) || { echo "vm.sh: qemu-system-x86_64 not f
 # (Debian 12's) computes the flags of a CMPXCHG16B from a stale lazy-flags
 # state, so EFLAGS can come out as any value an earlier instruction left, TF
 # and DF included (userspace/tests/cx16_flags.cpp shows it in a guest); the kernel's
-# SLUB allocator runs it on every allocation, and a 6.12 guest crashed from
-# it under load (docs/results.md, "Linux 6.12"). Without the feature the
-# kernel emulates the instruction with interrupts off.
+# SLUB allocator runs it on every allocation, and two 6.12 guests crashed
+# under load with its signature (docs/results.md, "Linux 6.12"). Without the
+# feature the kernel emulates the instruction with interrupts off.
 cpu=${RXECC_QEMU_CPU:-qemu64,-cx16}
 # tsc=reliable (the kernel's command line below): under a loaded host the
 # emulated TSC and HPET drift apart, the clocksource watchdog then marks the

@@ -4,9 +4,9 @@
 # EFLAGS wrong after CMPXCHG16B: it computes them from a lazy-flags state it
 # did not bring up to date, so they can come out as bits of an earlier
 # instruction's operand (TF, DF, reserved bits). The kernel's SLUB allocator
-# runs the instruction on every allocation, and a guest under load crashed
-# from it (a debug trap in the kernel, then memory corrupted by string
-# instructions run backwards). ci/vm.sh takes CX16 out of the guest's CPU
+# runs the instruction on every allocation, and two guests under load
+# crashed with its signature (a debug trap in the kernel, then memory
+# corrupted by string instructions run backwards). ci/vm.sh takes CX16 out of the guest's CPU
 # model; this test holds it to that: the guest's CPU has no CMPXCHG16B, or
 # its CMPXCHG16B leaves EFLAGS right (cx16_flags, userspace/tests).
 source "$(dirname "$0")/lib.sh"
