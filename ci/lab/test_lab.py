@@ -17,6 +17,10 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lab  # noqa: E402  pylint: disable=wrong-import-position
 
+# two of the expectations, as the report names them (default Kmin and Kmax)
+HELD = ("DCQCN + PFC: queue held in the marking band: at Kmin (5 KB) or above 25 % of the time or more, "
+        "under Kmax (20 KB) 95 % of it")
+PROBE = "DCQCN + PFC: probe p99 above its floor 1/5 of PFC only's or lower"
 
 def scenario(text, overrides=()):
     with tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False) as f:
@@ -583,6 +587,31 @@ class Series(unittest.TestCase):
         b = lab.binned(q, 0.5, 2.5, 1.0)   # a bin across a change: its time-weighted mean
         self.assertEqual([v for _, v in b], [50.0, 200.0])
 
+    def test_step_spans_and_held_percentile(self):
+        q = [(1.0, 100), (2.0, 300), (4.0, 0)]
+        self.assertEqual(lab.step_spans(q, 0.0, 5.0), [(0.0, 1.0), (100, 1.0), (300, 2.0), (0, 1.0)])
+        self.assertEqual(lab.step_spans(q, 1.5, 3.0), [(100, 0.5), (300, 1.0)])
+        spans = lab.step_spans(q, 0.0, 5.0)
+        # 2 of 5 s at 0, 1 s at 100, 2 s at 300
+        self.assertEqual(lab.held_percentile(spans, 40), 0)
+        self.assertEqual(lab.held_percentile(spans, 60), 100)
+        self.assertEqual(lab.held_percentile(spans, 99), 300)
+
+    def test_probe_floor_takes_the_pings_that_found_the_queue_empty(self):
+        q = [(10.0, 0), (11.0, 5000), (12.0, 0)]
+        # 100 pings before the queue's first event (unknown: not counted),
+        # 100 while it was empty at 1..100 us, 100 behind 5000 B at 9000 us,
+        # 50 while it was empty again at 200 us
+        timed = ([(9.0 + i / 1000, 7000.0) for i in range(100)]
+                 + [(10.0 + i / 1000, float(1 + i)) for i in range(100)]
+                 + [(11.0 + i / 1000, 9000.0) for i in range(100)]
+                 + [(12.0 + i / 1000, 200.0) for i in range(50)])
+        got = lab.probe_floor(timed, q)
+        self.assertEqual(got["floor_pings"], 150)
+        self.assertEqual(got["floor_p99_us"], 200.0)
+        # too few to give a p99
+        self.assertEqual(lab.probe_floor(timed[:150], q), {"floor_pings": 50, "floor_p99_us": None})
+
 
     def test_an_overflowed_trace_is_flagged(self):
         with tempfile.TemporaryDirectory() as d:
@@ -685,6 +714,10 @@ class Report(unittest.TestCase):
                                                      "h3": {"median_mbps": 1000.0, "in_band_pct": 0.0}})
             self.assertEqual(both["rc"]["fair_mbps"], 25.0)
             self.assertEqual(both["queue_mean_kb"], 6.0)
+            # 4 of the 8 s at 8000 B (Kmin 5 KB or above), p95 8000 B
+            self.assertEqual((both["queue_at_kmin_pct"], both["queue_p95_kb"]), (50.0, 8.0))
+            # no ping found the queue empty: no floor
+            self.assertEqual((both["probe"]["floor_pings"], both["probe"]["floor_p99_us"]), (0, None))
             checks = {c["check"]: c["met"] for c in rep["checks"]}
             self.assertEqual(len(checks), 8)
             self.assertFalse(checks["DCQCN + PFC: kernel and simulation within ±25 % of the fair share of "
@@ -694,11 +727,11 @@ class Report(unittest.TestCase):
             # the senders ran together for 1 s: nothing from 2 s on
             self.assertFalse(checks["DCQCN + PFC: goodput 90 % of the port or more from 2 s on"])
             self.assertIsNone(both["goodput_settled_pct"])
-            self.assertTrue(checks["DCQCN + PFC: mean queue between Kmin and Kmax (5-20 KB)"])   # 6.0
+            self.assertTrue(checks[HELD])   # 50 % at 5 KB or above, p95 8 KB
             self.assertFalse(checks["DCQCN + PFC: Jain index 0.95 or more"])   # 0.900
             self.assertTrue(checks["DCQCN + PFC: no switch drop"])
             self.assertTrue(checks["DCQCN + PFC: PFC frames 1/10 of PFC only's or fewer"])   # 4 vs 40: inclusive
-            self.assertTrue(checks["DCQCN + PFC: probe p99 1/5 of PFC only's or lower"])   # 100 vs 1200 us
+            self.assertFalse(checks[PROBE])   # 100 vs 1200 us, but no floor
             for png in ["pfc-rates.png", "pfc-queue.png", "pfc-latency.png", "queue.png", "latency.png"]:
                 with open(os.path.join(out, png), "rb") as f:
                     self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", png)
@@ -742,9 +775,10 @@ class Report(unittest.TestCase):
         text, every = lab.spread([rep(80, 0.9, True), rep(90, 1.0, False), rep(85, 0.95, True)])
         self.assertFalse(every)
         self.assertIn("Spread over 3 runs", text)
-        # goodput, from 2 s on, Jain, queue (none), drops (none), PFC frames (0), probe (none),
-        # simulation (none), worst sender
-        self.assertIn("| dcqcn | 85 (80-90) | 88 (83-93) | 0.95 (0.9-1) | - | - | - | - | - | 75 (70-80) |", text)
+        # goodput, from 2 s on, Jain, queue and its time at Kmin (none), drops (none), PFC frames
+        # (0), probe and its floor (none), simulation (none), worst sender
+        self.assertIn("| dcqcn | 85 (80-90) | 88 (83-93) | 0.95 (0.9-1) | - | - | - | - | - | - | - | 75 (70-80) |",
+                      text)
         self.assertIn("| a | 3 of 3 |", text)
         self.assertIn("| b | 2 of 3 |", text)
         self.assertTrue(lab.spread([rep(80, 0.9, True)])[1])
@@ -761,11 +795,9 @@ class Report(unittest.TestCase):
         band = ("DCQCN + PFC: every sender's DCQCN rate within ±30 % of its fair share (8.33 Mbit/s) "
                 "70 % of the time or more")
         self.assertEqual(got[band], (False, "no rate statistics: no complete DCQCN rate trace"))
-        self.assertEqual(got["DCQCN + PFC: mean queue between Kmin and Kmax (5-20 KB)"],
-                         (False, "no complete queue trace"))
+        self.assertEqual(got[HELD], (False, "no complete queue trace"))
         self.assertFalse(got["DCQCN + PFC: PFC frames 1/10 of PFC only's or fewer"][0])   # 0 vs 0
-        self.assertEqual(got["DCQCN + PFC: probe p99 1/5 of PFC only's or lower"],
-                         (False, "no probe p99 in one of the modes"))
+        self.assertEqual(got[PROBE], (False, "no probe p99 in one of the modes"))
         # judged from 2 s on
         self.assertEqual(got["DCQCN + PFC: goodput 90 % of the port or more from 2 s on"],
                          (True, "95 %; 85 % from the start"))
@@ -773,6 +805,39 @@ class Report(unittest.TestCase):
         both["goodput_settled_pct"] = 89.9
         got = {c: ok for c, ok, m in lab.checks([pfc, both], sc)}
         self.assertFalse(got["DCQCN + PFC: goodput 90 % of the port or more from 2 s on"])
+
+    def test_the_queue_held_in_the_marking_band(self):
+        sc = lab.read_scenario(None, [])
+        mode = {"name": "dcqcn", "label": "DCQCN + PFC", "dcqcn": True, "rc": None, "goodput_pct": 90.0,
+                "goodput_settled_pct": 93.0, "goodput_mbps": 22.5, "jain": 1.0, "queue_mean_kb": 4.4}
+        for at, p95, met in ((41.9, 12.1, True), (25.0, 19.9, True), (24.9, 12.0, False),
+                             (60.0, 20.0, False), (99.0, 110.0, False)):
+            mode.update(queue_at_kmin_pct=at, queue_p95_kb=p95)
+            got = {c: (ok, m) for c, ok, m in lab.checks([mode], sc)}
+            self.assertEqual(got[HELD][0], met, (at, p95))
+        self.assertEqual(got[HELD][1], "99 % of the time at Kmin or above, p95 110 KB, mean 4.4 KB")
+
+    def test_the_probe_judged_above_its_floor(self):
+        sc = lab.read_scenario(None, [])
+        pfc = {"name": "pfc", "label": "PFC only", "dcqcn": False, "probe": {"p99_us": 21421.0}}
+        both = {"name": "dcqcn+pfc", "label": "DCQCN + PFC", "dcqcn": False,
+                "probe": {"p99_us": 5094.0, "floor_pings": 4541, "floor_p99_us": 3520.0}}
+        got = {c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}
+        self.assertEqual(got[PROBE], (True, "5094 vs 21421 us, floor 3520 us: 1574 vs 17901 us above it "
+                                            "(9 %; 24 % in all)"))
+        # a fifth of PFC's above the floor, inclusive; a little more is not met
+        both["probe"]["p99_us"] = 3520.0 + 17900.0 / 5
+        self.assertTrue({c: ok for c, ok, m in lab.checks([pfc, both], sc)}[PROBE])
+        both["probe"]["p99_us"] += 10
+        self.assertFalse({c: ok for c, ok, m in lab.checks([pfc, both], sc)}[PROBE])
+        # PFC only's p99 at or under the floor: no comparison
+        pfc["probe"]["p99_us"] = 3000.0
+        self.assertFalse({c: ok for c, ok, m in lab.checks([pfc, both], sc)}[PROBE])
+        # without a floor (too few pings found the queue empty): not met
+        pfc["probe"]["p99_us"] = 21421.0
+        both["probe"].update(p99_us=1000.0, floor_pings=12, floor_p99_us=None)
+        self.assertEqual({c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}[PROBE],
+                         (False, "no floor: 12 pings found the queue empty (100 needed); 1000 vs 21421 us"))
 
     def test_spread_counts_a_check_missing_from_a_run_as_unmet(self):
         first = {"modes": [{"name": "pfc"}], "checks": [{"check": "a", "met": True}]}
@@ -832,6 +897,10 @@ class Report(unittest.TestCase):
                                      (24.0, 0.0, [25.0])]}
         got = lab.agreement({}, sim, segs, ["h2"], 25.0, 25.0)
         self.assertEqual(got["queue_mean_kb"], 4.0)
+        self.assertNotIn("queue_at_kmin_pct", got)
+        # and its share of that time at Kmin or above
+        self.assertEqual(lab.agreement({}, sim, segs, ["h2"], 25.0, 25.0, 4000)["queue_at_kmin_pct"], 100.0)
+        self.assertEqual(lab.agreement({}, sim, segs, ["h2"], 25.0, 25.0, 4001)["queue_at_kmin_pct"], 0.0)
 
     def test_simulation_output_is_parsed_strictly(self):
         text = "t_ms\tqueue_bytes\trc1_mbps\tgoodput1_mbps\n10.000\t1082\t25.000\t24.000\n# jain 1\n"
