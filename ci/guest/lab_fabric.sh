@@ -198,37 +198,9 @@ mode_set() {
 	fi
 }
 
-# stall_prepare DIR: the consumer of h1's netfilter queue (rx_stall.py),
-# bound but with nothing diverted to it yet (its start takes seconds here).
-# stall_start DIR / stall_stop DIR: h1's receive path all but stops (h1's
-# RoCEv2 packets go through the queue), and runs again (every held packet
-# let through).
-stall_prepare() {
-	ip netns exec "$(fabric_ns 1)" python3 "$HERE/rx_stall.py" --release "$STALL_RELEASE" \
-		>"$1/stall.json" 2>"$1/stall.err" &
-	STALL=$!
-	wait_for 30 grep -q bound "$1/stall.json"
-}
-stall_start() {
-	fabric_in 1 nft -f - <<-EOF || return 1
-		add table inet lab_stall
-		add chain inet lab_stall in { type filter hook input priority 0; }
-		add rule inet lab_stall in udp dport 4791 queue num 0
-	EOF
-	uptime >"$1/stall-start"
-}
-# The order matters: the chain is emptied first (nothing more is queued),
-# the consumer lets every held packet through, and only then does the hook
-# go. Linux 6.1 warns (nf_reinject: the hook's entry is gone) when a hook is
-# unregistered while its queue holds packets.
-stall_stop() {
-	[ -n "${STALL:-}" ] || return 0
-	fabric_in 1 nft flush chain inet lab_stall in 2>/dev/null && uptime >"$1/stall-done"
-	kill "$STALL"
-	wait "$STALL"
-	STALL=''
-	fabric_in 1 nft delete table inet lab_stall 2>/dev/null
-}
+# h1's receive stall (storm): rx_stall.py is started before the load (its
+# start takes seconds here), h1's RoCEv2 packets go through it STALL_AT s
+# into the load and until it ends (fabric_stall_*, selftests/rxecc/fabric.sh).
 
 # coll_run DIR: rxecc-coll among HOSTS, rank r on host r+1, each for
 # DURATION s at most, with the lab's QP ACK timeout; rank 0's report in
@@ -294,7 +266,8 @@ run_mode() {
 	sampler=$!
 	wait_for 30 test -s "$dir/samples" || { say "$m: the sampler did not start"; rc=1; }
 	if [ "$TOPOLOGY" = storm ]; then
-		stall_prepare "$dir" || { say "$m: rx_stall.py did not start (see $m/stall.err)"; rc=1; }
+		fabric_stall_prepare 1 "$dir/stall" --release "$STALL_RELEASE" ||
+			{ say "$m: rx_stall.py did not start (see $m/stall.err)"; rc=1; }
 	fi
 	if [ "$TOPOLOGY" = collective ]; then
 		say "$m: rxecc-coll $COLL_OP, 8 ranks"
@@ -329,7 +302,12 @@ run_mode() {
 	done
 	if [ "$TOPOLOGY" = storm ]; then
 		sleep "$STALL_AT"
-		stall_start "$dir" || { say "$m: the receive stall did not start (see $m/stall.err)"; rc=1; }
+		if fabric_stall_start; then
+			uptime >"$dir/stall-start"
+		else
+			say "$m: the receive stall did not start (see $m/stall.err)"
+			rc=1
+		fi
 		sleep $((DURATION + 1 - STALL_AT))
 	elif [ "$TOPOLOGY" = ecmp ]; then
 		# until every flow has ended, DURATION s at most (counted in the
@@ -355,7 +333,10 @@ run_mode() {
 		sleep $((DURATION + 1))
 	fi
 	uptime >"$dir/load-done"
-	stall_stop "$dir"
+	if [ -n "$FABRIC_STALL" ]; then
+		[ ! -f "$dir/stall-start" ] || uptime >"$dir/stall-done"
+		fabric_stall_stop || say "$m: the receive stall did not stop cleanly"
+	fi
 	kill "$sampler"
 	# A frozen flow's perftest does not end by itself before its QP gives up.
 	pkill -KILL -x "$bw"

@@ -50,6 +50,16 @@
 #   fabric_in I CMD...              run CMD in host I's namespace
 #   fabric_sw CMD...                run CMD in the switch namespace
 #   fabric_sw_in S CMD...           run CMD in switch S's namespace
+#   fabric_stall_prepare I OUT [ARG...]
+#                                   host I's receive stall, ready: rx_stall.py (ARGs: its
+#                                   options) bound to netfilter queue 0 in I's namespace,
+#                                   its summary in OUT.json, its errors in OUT.err; nothing
+#                                   goes through it yet
+#   fabric_stall_start              host I's RoCEv2 packets (UDP 4791) go through the queue
+#                                   (one let through every --release ms: a receive path that
+#                                   all but stops)
+#   fabric_stall_stop               they no longer do; every held packet let through, the
+#                                   consumer and the hook gone (fabric_destroy stops a stall)
 #   fabric_destroy                  delete every device and namespace it made
 #   cnt I NAME                      port counter NAME of host I's rdma device
 #   snap I:NAME...                  remember those counters; delta I:NAME: growth since snap
@@ -405,8 +415,47 @@ fabric_qdisc_sampler() {
 	python3 "$RXECC_TOP/selftests/rxecc/pfc_sampler.py" --interval "${1:-0.1}" "${specs[@]}"
 }
 
+# A receive stall (fabric_stall_*): rx_stall.py's pid and its host.
+FABRIC_STALL='' FABRIC_STALL_HOST=''
+fabric_stall_prepare() {
+	local i=$1 out=$2
+	shift 2
+	ip netns exec "$(fabric_ns "$i")" python3 "$RXECC_TOP/selftests/rxecc/rx_stall.py" "$@" \
+		>"$out.json" 2>"$out.err" &
+	FABRIC_STALL=$! FABRIC_STALL_HOST=$i
+	wait_for "$(scaled_time 30)" grep -q bound "$out.json" ||
+		{ echo "rx_stall.py did not start: $(cat "$out.err")" >&2; return 1; }
+}
+fabric_stall_start() {
+	[ -n "$FABRIC_STALL" ] || { echo "fabric_stall_start: no stall prepared" >&2; return 1; }
+	fabric_in "$FABRIC_STALL_HOST" nft -f - <<-EOF
+		add table inet rxecc_stall
+		add chain inet rxecc_stall in { type filter hook input priority 0; }
+		add rule inet rxecc_stall in udp dport 4791 queue num 0
+	EOF
+}
+# The order matters: the chain is emptied first (nothing more is queued),
+# the consumer then lets every held packet through, and only then does the
+# hook go (Linux 6.1 warns in nf_reinject when a hook goes while its queue
+# holds packets).
+fabric_stall_stop() {
+	local rc=0 i=$FABRIC_STALL_HOST
+	[ -n "$FABRIC_STALL" ] || return 0
+	if fabric_in "$i" nft list table inet rxecc_stall >/dev/null 2>&1; then
+		fabric_in "$i" nft flush chain inet rxecc_stall in || rc=1
+	fi
+	kill "$FABRIC_STALL"
+	wait "$FABRIC_STALL" || rc=1
+	FABRIC_STALL=''
+	if fabric_in "$i" nft list table inet rxecc_stall >/dev/null 2>&1; then
+		fabric_in "$i" nft delete table inet rxecc_stall || rc=1
+	fi
+	return "$rc"
+}
+
 fabric_destroy() {
 	local i
+	fabric_stall_stop
 	for i in "${FABRIC_HOSTS[@]}"; do
 		[ -e "/sys/class/infiniband/$(fabric_dev "$i")" ] && rdma link delete "$(fabric_dev "$i")" 2>/dev/null
 		ip netns del "$(fabric_ns "$i")" 2>/dev/null

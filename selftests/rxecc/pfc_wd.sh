@@ -298,36 +298,16 @@ incast() {
 # stall_start / stall_stop: h1's receive path all but stops (its RoCEv2
 # packets go through rx_stall.py's netfilter queue, one let through every
 # 2 ms; room for all the senders can have outstanding, so none is dropped)
-# and runs again. The order of the stop matters: the chain emptied first,
-# then the consumer lets every held packet through, then the hook goes (6.1
-# warns when a hook goes while its queue holds packets).
-STALL=''
+# and runs again (fabric_destroy, the exit trap, stops a stall left running).
 stall_start() {
-	ip netns exec "$(fabric_ns 1)" python3 "$HERE/rx_stall.py" --release 2 --maxlen 32768 \
-		>"$LOGDIR/stall.json" 2>"$LOGDIR/stall.err" &
-	STALL=$!
-	wait_for "$(scaled_time 30)" grep -q bound "$LOGDIR/stall.json" ||
-		{ echo "rx_stall.py did not start: $(cat "$LOGDIR/stall.err")"; return 1; }
-	fabric_in 1 nft -f - <<-EOF
-		add table inet wd_stall
-		add chain inet wd_stall in { type filter hook input priority 0; }
-		add rule inet wd_stall in udp dport 4791 queue num 0
-	EOF
+	fabric_stall_prepare 1 "$LOGDIR/stall" --release 2 --maxlen 32768 && fabric_stall_start
 }
 stall_stop() {
 	local rc=0
-	[ -n "$STALL" ] || return 0
-	fabric_in 1 nft list table inet wd_stall >/dev/null 2>&1 &&
-		{ fabric_in 1 nft flush chain inet wd_stall in || rc=1; }
-	kill "$STALL"
-	wait "$STALL" || rc=1
-	STALL=''
-	fabric_in 1 nft list table inet wd_stall >/dev/null 2>&1 &&
-		{ fabric_in 1 nft delete table inet wd_stall || rc=1; }
+	fabric_stall_stop || rc=1
 	echo "rx_stall: $(tail -n 1 "$LOGDIR/stall.json")"
 	return "$rc"
 }
-trap 'stall_stop; fabric_destroy' EXIT
 
 # storm_run CRITICAL: an incast of 4 s with h1's critical watermark, h1's
 # receive path stalled for its first 3 s of traffic; sets FRAMES, XOFF_MS,
