@@ -850,8 +850,10 @@ def analyse(raw, sc, mode):
         spans = [x for a, b, _ in hot for x in step_spans(q, a, b)]
         if q:
             kmin = to_bytes(sc["kmin"])
-            r["queue_at_kmin_pct"] = round(100 * sum(s for v, s in spans if v >= kmin) / seconds, 1)
-            r["queue_p95_kb"] = round(held_percentile(spans, 95) / 1000, 1)
+            # rounded towards not meeting the expectation: down and up
+            at = 100 * sum(s for v, s in spans if v >= kmin) / seconds
+            r["queue_at_kmin_pct"] = math.floor(at * 10) / 10
+            r["queue_p95_kb"] = math.ceil(held_percentile(spans, 95) / 100) / 10
     series = rate_series(os.path.join(d, "trace.txt"))
     if mode["dcqcn"] and segs and r["trace_complete"]:
         # Without a single rate event of a sender the trace says nothing
@@ -879,25 +881,40 @@ def analyse(raw, sc, mode):
                   "p999_us": percentile(s, 99.9) if len(s) >= 1000 else None,
                   "max_us": s[-1] if s else None} if sc["probe"] else None
     if r["probe"] and r["trace_complete"]:
-        r["probe"].update(probe_floor(timed, q))
+        pcap = os.path.join(d, "swp1.pcap")
+        probe_ip, off = f"10.0.{sc['senders'] + 2}.1", clock_offset(d)
+        crossings = sorted(t - off for t, src, _, _ in (packets(pcap) if os.path.exists(pcap) else ())
+                           if src == probe_ip)
+        r["probe"].update(probe_floor(timed, q, crossings))
     return r, (s, timed, sim)
 
 
-PROBE_FLOOR_PINGS = 100     # pings that found the port empty, for a floor
+PROBE_FLOOR_PINGS = 100     # pings that crossed an empty port, for a floor
+# "Empty" for a ping: no data packet of the senders queued (1082 B each on
+# the wire); the probe's own 64 B packets and the ACKs fit under it.
+EMPTY_BYTES = 1000
 
 
-def probe_floor(timed, queue):
-    """The probe's floor: the p99 of the pings that found the bottleneck's
-    queue empty when they were sent (the queue's last event before the send,
-    both CLOCK_MONOTONIC), what a ping costs with no queue to wait behind
-    under the same load (the emulation: hosts and switch share two emulated
-    CPUs). {"floor_pings": n, "floor_p99_us": p99, None with fewer than
-    PROBE_FLOOR_PINGS}."""
+def probe_floor(timed, queue, crossings):
+    """The probe's floor: the p99 of the pings that crossed the bottleneck
+    with its queue empty all the way from their send to their packet's
+    departure from the port (`crossings`: the probe's data packets in the
+    port's capture; a ping's is its first one from its send, within its
+    round trip; the queue's events; all CLOCK_MONOTONIC), so that they
+    waited behind nothing there. A ping before the queue's first event, or
+    without a packet in the capture, does not count. What a ping costs under
+    the same load without the queue (the emulation: hosts and switch share
+    two emulated CPUs). {"floor_pings": n, "floor_p99_us": p99, None with
+    fewer than PROBE_FLOOR_PINGS}."""
     ts = [t for t, _ in queue]
     empty = []
     for t, us in timed:
+        k = bisect.bisect_left(crossings, t)
+        if k == len(crossings) or crossings[k] > t + 2 * us / 1e6:
+            continue
         i = bisect.bisect_right(ts, t) - 1
-        if i >= 0 and queue[i][1] == 0:
+        j = bisect.bisect_right(ts, crossings[k]) - 1
+        if i >= 0 and all(queue[x][1] < EMPTY_BYTES for x in range(i, j + 1)):
             empty.append(us)
     empty.sort()
     return {"floor_pings": len(empty),
@@ -1046,16 +1063,24 @@ def checks(results, sc):
         out.append((frames_text, False, "no qdisc counters"))
     if sc["probe"]:
         # Above the floor: the part of the p99 the port's queue makes, which
-        # is what DCQCN changes; the floor (DCQCN + PFC's pings that found
-        # the queue empty) is the emulation's, the same in both modes
+        # is what DCQCN changes. The floor is the emulation's, taken where
+        # most pings cross an empty port (DCQCN + PFC) and subtracted from
+        # both modes (PFC only's own has a few hundred pings at most)
         text = f"DCQCN + PFC: probe p99 above its floor 1/{TARGET_PROBE_P99} of PFC only's or lower"
         a, b = ((both.get("probe") or {}).get("p99_us"), (pfc.get("probe") or {}).get("p99_us"))
         floor = (both.get("probe") or {}).get("floor_p99_us")
-        if a and b and floor is None:
-            out.append((text, False, f"no floor: {(both.get('probe') or {}).get('floor_pings', 0)} pings "
-                        f"found the queue empty ({PROBE_FLOOR_PINGS} needed); {a:.0f} vs {b:.0f} us"))
+        pings = (both.get("probe") or {}).get("floor_pings")
+        if a and b and pings is None:
+            out.append((text, False, f"no floor: no complete queue trace; {a:.0f} vs {b:.0f} us"))
+        elif a and b and floor is None:
+            out.append((text, False, f"no floor: {pings} pings found the queue empty "
+                        f"({PROBE_FLOOR_PINGS} needed); {a:.0f} vs {b:.0f} us"))
+        elif a and b and floor > a:
+            # the pings that waited behind nothing have the heavier tail:
+            # the floor explains nothing of the p99
+            out.append((text, False, f"the floor {floor:.0f} us is above the p99 ({a:.0f} vs {b:.0f} us)"))
         elif a and b:
-            above, above_pfc = max(a - floor, 0.0), b - floor
+            above, above_pfc = a - floor, b - floor
             out.append((text, above_pfc > 0 and above * TARGET_PROBE_P99 <= above_pfc,
                         f"{a:.0f} vs {b:.0f} us, floor {floor:.0f} us: {above:.0f} vs {above_pfc:.0f} us "
                         f"above it" + (f" ({100 * above / above_pfc:.0f} %; {100 * a / b:.0f} % in all)"

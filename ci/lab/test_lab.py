@@ -597,21 +597,32 @@ class Series(unittest.TestCase):
         self.assertEqual(lab.held_percentile(spans, 60), 100)
         self.assertEqual(lab.held_percentile(spans, 99), 300)
 
-    def test_probe_floor_takes_the_pings_that_found_the_queue_empty(self):
-        q = [(10.0, 0), (11.0, 5000), (12.0, 0)]
+    def test_probe_floor_takes_the_pings_that_crossed_an_empty_port(self):
+        # empty (a probe packet of 122 B counts as empty) from 10 s, 5000 B
+        # from 11 s, empty from 12 s
+        q = [(10.0, 0), (10.5, 122), (10.5001, 0), (11.0, 5000), (12.0, 0)]
         # 100 pings before the queue's first event (unknown: not counted),
-        # 100 while it was empty at 1..100 us, 100 behind 5000 B at 9000 us,
-        # 50 while it was empty again at 200 us
+        # 100 while it was empty at 1..100 us (one sent exactly at the
+        # queue's first event), 100 behind 5000 B at 9000 us, 50 while it
+        # was empty again at 200 us; each ping's packet leaves the port
+        # half its latency after its send
         timed = ([(9.0 + i / 1000, 7000.0) for i in range(100)]
                  + [(10.0 + i / 1000, float(1 + i)) for i in range(100)]
                  + [(11.0 + i / 1000, 9000.0) for i in range(100)]
                  + [(12.0 + i / 1000, 200.0) for i in range(50)])
-        got = lab.probe_floor(timed, q)
+        crossings = [t + us / 2e6 for t, us in timed]
+        got = lab.probe_floor(timed, q, crossings)
         self.assertEqual(got["floor_pings"], 150)
         self.assertEqual(got["floor_p99_us"], 200.0)
         # too few to give a p99
-        self.assertEqual(lab.probe_floor(timed[:150], q), {"floor_pings": 50, "floor_p99_us": None})
-
+        self.assertEqual(lab.probe_floor(timed[:150], q, crossings), {"floor_pings": 50, "floor_p99_us": None})
+        # sent while the queue was empty, but it had filled when the packet
+        # left the port: not part of the floor; nor is a ping whose packet
+        # is not in the capture within its round trip
+        self.assertEqual(lab.probe_floor([(10.99, 20000.0)], q, [11.001])["floor_pings"], 0)
+        self.assertEqual(lab.probe_floor([(10.99, 20000.0)], q, [10.995])["floor_pings"], 1)
+        self.assertEqual(lab.probe_floor([(10.2, 100.0)], q, [10.3])["floor_pings"], 0)
+        self.assertEqual(lab.probe_floor([(10.2, 100.0)], q, [])["floor_pings"], 0)
 
     def test_an_overflowed_trace_is_flagged(self):
         with tempfile.TemporaryDirectory() as d:
@@ -832,12 +843,22 @@ class Report(unittest.TestCase):
         self.assertFalse({c: ok for c, ok, m in lab.checks([pfc, both], sc)}[PROBE])
         # PFC only's p99 at or under the floor: no comparison
         pfc["probe"]["p99_us"] = 3000.0
-        self.assertFalse({c: ok for c, ok, m in lab.checks([pfc, both], sc)}[PROBE])
-        # without a floor (too few pings found the queue empty): not met
+        self.assertEqual({c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}[PROBE],
+                         (False, "7110 vs 3000 us, floor 3520 us: 3590 vs -520 us above it"))
+        # the floor above the p99: the pings that crossed an empty port have
+        # the heavier tail, the floor explains nothing
         pfc["probe"]["p99_us"] = 21421.0
+        both["probe"]["p99_us"] = 3400.0
+        self.assertEqual({c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}[PROBE],
+                         (False, "the floor 3520 us is above the p99 (3400 vs 21421 us)"))
+        # without a floor (too few pings found the queue empty): not met
         both["probe"].update(p99_us=1000.0, floor_pings=12, floor_p99_us=None)
         self.assertEqual({c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}[PROBE],
                          (False, "no floor: 12 pings found the queue empty (100 needed); 1000 vs 21421 us"))
+        # no complete queue trace: no floor was looked for
+        del both["probe"]["floor_pings"], both["probe"]["floor_p99_us"]
+        self.assertEqual({c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}[PROBE],
+                         (False, "no floor: no complete queue trace; 1000 vs 21421 us"))
 
     def test_spread_counts_a_check_missing_from_a_run_as_unmet(self):
         first = {"modes": [{"name": "pfc"}], "checks": [{"check": "a", "met": True}]}
