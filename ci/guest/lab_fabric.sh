@@ -334,8 +334,12 @@ run_mode() {
 	fi
 	uptime >"$dir/load-done"
 	if [ -n "$FABRIC_STALL" ]; then
-		[ ! -f "$dir/stall-start" ] || uptime >"$dir/stall-done"
-		fabric_stall_stop || say "$m: the receive stall did not stop cleanly"
+		# stall-done: every held packet let through
+		if fabric_stall_stop; then
+			[ ! -f "$dir/stall-start" ] || uptime >"$dir/stall-done"
+		else
+			say "$m: the receive stall did not stop cleanly"
+		fi
 	fi
 	kill "$sampler"
 	# A frozen flow's perftest does not end by itself before its QP gives up.

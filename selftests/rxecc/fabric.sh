@@ -415,16 +415,29 @@ fabric_qdisc_sampler() {
 	python3 "$RXECC_TOP/selftests/rxecc/pfc_sampler.py" --interval "${1:-0.1}" "${specs[@]}"
 }
 
-# A receive stall (fabric_stall_*): rx_stall.py's pid and its host.
+# A receive stall (fabric_stall_*): rx_stall.py's pid and its host. A
+# consumer that did not bind is stopped at once, so that no hook ever
+# diverts packets to a queue nobody reads.
 FABRIC_STALL='' FABRIC_STALL_HOST=''
 fabric_stall_prepare() {
 	local i=$1 out=$2
 	shift 2
+	fabric_stall_stop
 	ip netns exec "$(fabric_ns "$i")" python3 "$RXECC_TOP/selftests/rxecc/rx_stall.py" "$@" \
 		>"$out.json" 2>"$out.err" &
 	FABRIC_STALL=$! FABRIC_STALL_HOST=$i
-	wait_for "$(scaled_time 30)" grep -q bound "$out.json" ||
-		{ echo "rx_stall.py did not start: $(cat "$out.err")" >&2; return 1; }
+	if ! wait_for "$(scaled_time 30)" grep -q bound "$out.json"; then
+		echo "rx_stall.py did not start: $(cat "$out.err")" >&2
+		fabric_stall_stop
+		return 1
+	fi
+}
+# fabric_running PID: PID is alive (a child that exited and has not been
+# waited for yet is a zombie, which kill -0 still finds).
+fabric_running() {
+	local state
+	state=$(awk '/^State:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+	[ -n "$state" ] && [ "$state" != Z ]
 }
 fabric_stall_start() {
 	[ -n "$FABRIC_STALL" ] || { echo "fabric_stall_start: no stall prepared" >&2; return 1; }
@@ -444,7 +457,12 @@ fabric_stall_stop() {
 	if fabric_in "$i" nft list table inet rxecc_stall >/dev/null 2>&1; then
 		fabric_in "$i" nft flush chain inet rxecc_stall in || rc=1
 	fi
-	kill "$FABRIC_STALL"
+	# it lets every held packet through on SIGTERM; 10 s at most
+	kill "$FABRIC_STALL" 2>/dev/null
+	if ! wait_for 10 eval "! fabric_running $FABRIC_STALL"; then
+		kill -KILL "$FABRIC_STALL" 2>/dev/null
+		rc=1
+	fi
 	wait "$FABRIC_STALL" || rc=1
 	FABRIC_STALL=''
 	if fabric_in "$i" nft list table inet rxecc_stall >/dev/null 2>&1; then
