@@ -1,11 +1,15 @@
 #!/bin/bash
-# Build the debug guest kernel (make kernel-debug): the same linux-source as
-# the module is derived from, x86_64 defconfig + kvm_guest.config + the
-# fragment ci/kernel-debug.config (KASAN, UBSAN, lockdep, kmemleak, debug
-# objects, fault injection; what the harness needs). Cached outside the repo,
+# Build the debug guest kernel (make kernel-debug [KVER=6.12]): the same
+# linux-source as the module is derived from (KVER's line; without KVER the
+# default guest kernel's, Debian 12's 6.1), x86_64 defconfig +
+# kvm_guest.config + the fragment ci/kernel-debug.config (KASAN, UBSAN,
+# lockdep, kmemleak, debug objects, fault injection; what the harness
+# needs). Cached outside the repo,
 # under ${RXECC_CACHE:-~/.cache/rxecc}/kernel-debug/:
-#   tree/src, tree/obj   the unpacked source and the build tree (O=), reused:
-#                        a changed fragment rebuilds only what it changes
+#   tree-LINE/src, tree-LINE/obj
+#                        the unpacked source of a line (tree/ for 6.1) and its
+#                        build tree (O=), reused: a changed fragment rebuilds
+#                        only what it changes
 #   KEY/                 one finished kernel, KEY hashing the source's
 #                        identity, the fragment and the build recipe below:
 #     bzImage, release (uname -r), mods/ (modules_install root), config,
@@ -13,14 +17,28 @@
 # A run whose KEY/ is complete, and whose tree still holds that config (the
 # modules are built against it), only prints the directory. Prints KEY/ on
 # its last line of stdout. KSRC= an unpacked tree to build instead of
-# /usr/src/linux-source-6.1.tar.xz (it is built in place, O=tree/obj).
+# /usr/src/linux-source-LINE.tar.xz (it is built in place, O=tree-LINE/obj).
 # JOBS= parallel jobs (default nproc).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 frag="$top/ci/kernel-debug.config"
-tarball=/usr/src/linux-source-6.1.tar.xz
+# The line: KSRC's, else KVER's (a line such as 6.12, or a version), else
+# the default guest kernel's (ci/kver.sh: Debian 12's 6.1), else 6.1.
+if [ -n "${KSRC:-}" ]; then
+	line=$(make -s -C "$KSRC" kernelversion 2>/dev/null | cut -d. -f1,2) || line=''
+elif [ -n "${KVER:-}" ]; then
+	line=$(echo "$KVER" | cut -d. -f1,2)
+else
+	line=$("$top/ci/kver.sh" 2>/dev/null | cut -d. -f1,2)
+	[ -n "$line" ] || line=6.1
+fi
+[[ "$line" =~ ^[0-9]+\.[0-9]+$ ]] || { echo "kernel-debug: cannot tell the kernel line" >&2; exit 1; }
+tarball=/usr/src/linux-source-$line.tar.xz
 jobs=${JOBS:-$(nproc)}
 base=${RXECC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rxecc}/kernel-debug
+# one build tree per line (6.1's keeps the name it had)
+tree=$base/tree
+[ "$line" = 6.1 ] || tree=$base/tree-$line
 recipe="defconfig kvm_guest.config merge_config olddefconfig bzImage modules modules_install-strip"
 
 for t in gcc make flex bison bc; do
@@ -33,11 +51,12 @@ if [ -n "${KSRC:-}" ]; then
 	ksrc=$(cd "$KSRC" && pwd)
 	src_id="tree $ksrc $(make -s -C "$ksrc" kernelversion)"
 else
-	[ -f "$tarball" ] || { echo "kernel-debug: $tarball not found (run 'make deps')" >&2; exit 1; }
-	src_id="tarball $(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null) $(stat -c '%s %Y' "$tarball")"
-	ksrc="$base/tree/src"
+	[ -f "$tarball" ] ||
+		{ echo "kernel-debug: $tarball not found (run 'make deps KVER=$line')" >&2; exit 1; }
+	src_id="tarball $(dpkg-query -W -f='${Version}' "linux-source-$line" 2>/dev/null) $(stat -c '%s %Y' "$tarball")"
+	ksrc="$tree/src"
 fi
-obj="$base/tree/obj"
+obj="$tree/obj"
 key=$( (echo "$src_id"; echo "$recipe"; cat "$frag") | sha256sum | cut -c1-16)
 dir="$base/$key"
 if [ -f "$dir/release" ] && cmp -s "$dir/config" "$obj/.config"; then
@@ -50,14 +69,14 @@ rm -rf "$dir"
 mkdir -p "$dir" "$obj"
 log="$dir/build.log"
 start=$SECONDS
-if [ -z "${KSRC:-}" ] && [ "$(cat "$base/tree/src.id" 2>/dev/null)" != "$src_id" ]; then
+if [ -z "${KSRC:-}" ] && [ "$(cat "$tree/src.id" 2>/dev/null)" != "$src_id" ]; then
 	echo "kernel-debug: unpacking $tarball"
-	rm -rf "$ksrc" "$obj" "$base/tree/src.id"
-	mkdir -p "$base/tree/unpack" "$obj"
-	tar -xJf "$tarball" -C "$base/tree/unpack"
-	mv "$base/tree/unpack/linux-source-6.1" "$ksrc"
-	rmdir "$base/tree/unpack"
-	echo "$src_id" >"$base/tree/src.id"
+	rm -rf "$ksrc" "$obj" "$tree/src.id" "$tree/unpack"
+	mkdir -p "$tree/unpack" "$obj"
+	tar -xJf "$tarball" -C "$tree/unpack"
+	mv "$tree/unpack/linux-source-$line" "$ksrc"
+	rmdir "$tree/unpack"
+	echo "$src_id" >"$tree/src.id"
 fi
 kmake() { make -C "$ksrc" O="$obj" -j"$jobs" "$@"; }
 
