@@ -453,7 +453,8 @@ crafted() {
 	local cpid=$!
 	# ibv_rc_pingpong's server creates its QP and moves it to INIT before it
 	# waits for the client (perftest's server creates it only after).
-	fabric_in 3 timeout 60 ibv_rc_pingpong -d h3 -g "$(fabric_gid 3)" -p 18911 >"$LOGDIR/crafted.init.log" 2>&1 &
+	fabric_in 3 timeout $((d + 35)) ibv_rc_pingpong -d h3 -g "$(fabric_gid 3)" -p 18911 \
+		>"$LOGDIR/crafted.init.log" 2>&1 &
 	local ipid=$!
 	qp_state_is() {	# ERE: a line of `rdma res show qp` matches it
 		local l
@@ -551,11 +552,13 @@ live_change() {
 	# Switching the reaction point off releases limited QPs at their next
 	# packet; switching it back on works without re-creating anything.
 	use_dcqcn on auto || return 1
-	fabric_in 1 timeout 60 ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -D 12 -p 18930 \
+	local d
+	d=$(scaled_time 12)
+	fabric_in 1 timeout $((d + 48)) ib_write_bw -d h1 -x "$(fabric_gid 1)" -F -s 65536 -D "$d" -p 18930 \
 		>"$LOGDIR/live.s.log" 2>&1 &
 	local spid=$!
 	wait_for 15 tcp_listening_on "$(fabric_ns 1)" 18930 || { kill_tree "$spid"; return 1; }
-	fabric_in 2 timeout 60 ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 65536 -D 12 -p 18930 \
+	fabric_in 2 timeout $((d + 48)) ib_write_bw -d h2 -x "$(fabric_gid 2)" -F -s 65536 -D "$d" -p 18930 \
 		"$(fabric_ip 1)" >"$LOGDIR/live.c.log" 2>&1 &
 	local cpid=$! rc=0 a b
 	wait_for "$(scaled_time 10)" limited
