@@ -29,7 +29,7 @@ if [ -n "${KSRC:-}" ]; then
 elif [ -n "${KVER:-}" ]; then
 	line=$(echo "$KVER" | cut -d. -f1,2)
 else
-	line=$("$top/ci/kver.sh" 2>/dev/null | cut -d. -f1,2)
+	line=$("$top/ci/kver.sh" 2>/dev/null | cut -d. -f1,2) || line=''
 	[ -n "$line" ] || line=6.1
 fi
 [[ "$line" =~ ^[0-9]+\.[0-9]+$ ]] || { echo "kernel-debug: cannot tell the kernel line" >&2; exit 1; }
