@@ -1064,8 +1064,9 @@ def checks(results, sc):
     if sc["probe"]:
         # Above the floor: the part of the p99 the port's queue makes, which
         # is what DCQCN changes. The floor is the emulation's, taken where
-        # most pings cross an empty port (DCQCN + PFC) and subtracted from
-        # both modes (PFC only's own has a few hundred pings at most)
+        # a fifth or more of the pings cross an empty port (DCQCN + PFC),
+        # and subtracted from both modes (PFC only's own rests on a few
+        # hundred pings at most)
         text = f"DCQCN + PFC: probe p99 above its floor 1/{TARGET_PROBE_P99} of PFC only's or lower"
         a, b = ((both.get("probe") or {}).get("p99_us"), (pfc.get("probe") or {}).get("p99_us"))
         floor = (both.get("probe") or {}).get("floor_p99_us")
@@ -1073,7 +1074,7 @@ def checks(results, sc):
         if a and b and pings is None:
             out.append((text, False, f"no floor: no complete queue trace; {a:.0f} vs {b:.0f} us"))
         elif a and b and floor is None:
-            out.append((text, False, f"no floor: {pings} pings found the queue empty "
+            out.append((text, False, f"no floor: {pings} pings crossed an empty port "
                         f"({PROBE_FLOOR_PINGS} needed); {a:.0f} vs {b:.0f} us"))
         elif a and b and floor > a:
             # the pings that waited behind nothing have the heavier tail:

@@ -854,7 +854,7 @@ class Report(unittest.TestCase):
         # without a floor (too few pings found the queue empty): not met
         both["probe"].update(p99_us=1000.0, floor_pings=12, floor_p99_us=None)
         self.assertEqual({c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}[PROBE],
-                         (False, "no floor: 12 pings found the queue empty (100 needed); 1000 vs 21421 us"))
+                         (False, "no floor: 12 pings crossed an empty port (100 needed); 1000 vs 21421 us"))
         # no complete queue trace: no floor was looked for
         del both["probe"]["floor_pings"], both["probe"]["floor_p99_us"]
         self.assertEqual({c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}[PROBE],
