@@ -606,12 +606,14 @@ def step_spans(series, t0, t1, before=0.0):
     return out
 
 
-def step_mean(series, t0, t1, before=0.0):
-    """The time-weighted mean of a step function over [t0, t1]; `before` is
-    its value until its first point."""
-    if t1 <= t0:
-        return None
-    return sum(v * s for v, s in step_spans(series, t0, t1, before)) / (t1 - t0)
+def queue_held(queue, segments, kmin):
+    """The queue (a step function) over segments [(start, end, ...)]: its
+    spans (step_spans), its time-weighted mean and the % of the time it was
+    at kmin bytes or above."""
+    spans = [x for a, b, *_ in segments for x in step_spans(queue, a, b)]
+    seconds = sum(s for _, s in spans)
+    return (spans, sum(v * s for v, s in spans) / seconds,
+            100 * sum(s for v, s in spans if v >= kmin) / seconds)
 
 
 def held_percentile(spans, p):
@@ -755,15 +757,12 @@ def agreement(series, sim, segments, senders, line_mbps, rate_mbps, kmin=None):
                          "sim_mbps": round(statistics.mean(simu), 2)}
     if not per:
         return None
-    queue = [(t, b) for t, b, _ in rows]
-    hot = congested(segments, line_mbps, rate_mbps)
-    seconds = sum(b - a for a, b, _ in hot)
-    spans = [x for a, b, _ in hot for x in step_spans(queue, a, b)]
-    q = sum(v * s for v, s in spans) / seconds
+    _, q, at = queue_held([(t, b) for t, b, _ in rows], congested(segments, line_mbps, rate_mbps),
+                          kmin or 0)
     out = {"rc_diff_pct": round(statistics.mean(p["diff_pct"] for p in per.values()), 1),
            "senders": per, "queue_mean_kb": round(q / 1000, 1)}
     if kmin is not None:
-        out["queue_at_kmin_pct"] = round(100 * sum(s for v, s in spans if v >= kmin) / seconds, 1)
+        out["queue_at_kmin_pct"] = round(at, 1)
     return out
 
 
@@ -841,17 +840,13 @@ def analyse(raw, sc, mode):
     # the settled parts, in s since the load started, with the senders present
     r["segments"] = [[round(a - window[0], 2), round(b - window[0], 2), p] for a, b, p in segs]
     if segs and r["trace_complete"]:
-        hot = congested(segs, sc["link"], sc["rate"])
-        seconds = sum(b - a for a, b, _ in hot)
-        mean = sum(step_mean(q, a, b) * (b - a) for a, b, _ in hot) / seconds
+        # the mean, and where the queue was held: the share of that time at
+        # Kmin or above (where the port marks) and the level it stayed under
+        # 95 % of it
+        spans, mean, at = queue_held(q, congested(segs, sc["link"], sc["rate"]), to_bytes(sc["kmin"]))
         r["queue_mean_kb"] = round(mean / 1000, 1) if q else None
-        # where the queue was held: the share of that time at Kmin or above
-        # (where the port marks) and the level it stayed under 95 % of it
-        spans = [x for a, b, _ in hot for x in step_spans(q, a, b)]
         if q:
-            kmin = to_bytes(sc["kmin"])
             # rounded towards not meeting the expectation: down and up
-            at = 100 * sum(s for v, s in spans if v >= kmin) / seconds
             r["queue_at_kmin_pct"] = math.floor(at * 10) / 10
             r["queue_p95_kb"] = math.ceil(held_percentile(spans, 95) / 100) / 10
     series = rate_series(os.path.join(d, "trace.txt"))

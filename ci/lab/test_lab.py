@@ -576,11 +576,17 @@ class Collective(unittest.TestCase):
 
 
 class Series(unittest.TestCase):
-    def test_step_mean_and_bins(self):
+    def test_queue_held_and_bins(self):
         q = [(1.0, 100), (2.0, 300), (4.0, 0)]
-        self.assertAlmostEqual(lab.step_mean(q, 0.0, 4.0), (0 + 100 + 300 * 2) / 4)
-        self.assertAlmostEqual(lab.step_mean(q, 1.5, 3.0), (100 * 0.5 + 300 * 1.0) / 1.5)
-        self.assertIsNone(lab.step_mean(q, 3.0, 3.0))
+        # the time-weighted mean and the share at a level or above, over segments
+        _, mean, at = lab.queue_held(q, [(0.0, 4.0, ["h2"])], 300)
+        self.assertAlmostEqual(mean, (0 + 100 + 300 * 2) / 4)
+        self.assertAlmostEqual(at, 50.0)
+        _, mean, at = lab.queue_held(q, [(1.5, 3.0, ["h2"])], 100)
+        self.assertAlmostEqual(mean, (100 * 0.5 + 300 * 1.0) / 1.5)
+        self.assertAlmostEqual(at, 100.0)
+        _, mean, _ = lab.queue_held(q, [(0.0, 1.0, []), (2.0, 3.0, [])], 0)
+        self.assertAlmostEqual(mean, 150.0)
         b = lab.binned(q, 0.0, 4.0, 1.0)
         self.assertEqual([t for t, _ in b], [0.0, 1.0, 2.0, 3.0])
         self.assertEqual([v for _, v in b], [0.0, 100.0, 300.0, 300.0])
