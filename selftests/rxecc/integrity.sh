@@ -27,6 +27,9 @@
 #     a read through a memory window bound elsewhere mid-response, a
 #     replayed zero-length read, an SRQ's and a QP's reported attributes;
 #   - a QP destroyed while rxecc's gate holds its READ response (patch 0004).
+#   - a go-back-N retry after the WQE it starts at was acknowledged, late,
+#     while it was being sent again (patch 0010): the next message arrives
+#     once.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fabric.sh"
 VERBS_SUMMARY=$LOGDIR/integrity-summary.txt
@@ -45,7 +48,7 @@ QUEUE="link 1gbit limit 256KiB xoff 24KiB xon 12KiB headroom 160KiB"
 MARK="kmin 10KB kmax 40KB pmax 20"
 
 ktap_header
-ktap_plan 15
+ktap_plan 16
 
 verbs_fabric 3 pfc
 
@@ -180,6 +183,23 @@ reorder() { netem_run reorder 1:out_of_seq_request 2:rcvd_seq_err -- delay 2ms r
 ktap_result "netem reordering: out-of-sequence packets NAKed and resent, nothing lost or corrupted; mlx5's out_of_sequence and packet_seq_err counted" reorder
 duplicate() { netem_run duplicate 1:duplicate_request 2:duplicate_request -- duplicate 3%; }
 ktap_result "netem duplication 3%: duplicates recognised, nothing delivered twice" duplicate
+
+# A go-back-N retry after the WQE it starts at was acknowledged to its last
+# packet while it was being sent again (rxe_fixes.py retry-acked): h2's own
+# egress is a 1 Mbit/s token bucket, and with tx_qlimit h2 builds each
+# packet as the last leaves, so a 32 KiB write takes 0.3 s to send.
+retry_acked() {
+	local rc=0
+	fabric_in 2 tc qdisc replace dev eth0 root tbf rate 1mbit burst 2kb limit 100kb || return 1
+	fabric_dcqcn 2 set tx_qlimit 1 link_speed 2mbit || rc=1
+	[ "$rc" -ne 0 ] || timeout "$(scaled_time 60)" python3 "$(dirname "$0")/rxe_fixes.py" retry-acked \
+		--resp h1 --resp-gid "$(fabric_gid 1)" --req h2 --req-gid "$(fabric_gid 2)" \
+		--port swp1 --req-port swp2 --port-netns "/run/netns/$(fabric_sw_ns)" || rc=1
+	fabric_dcqcn 2 set tx_qlimit 0 link_speed auto || rc=1
+	fabric_in 2 tc qdisc del dev eth0 root
+	return "$rc"
+}
+ktap_result "a retry after the WQE it starts at was acknowledged while sent again: no empty packet more, the next message delivered once (0010)" retry_acked
 
 # ---- the retransmit timer -----------------------------------------------------
 # netem delays every packet 5 ms on both switch ports: a round trip of 10 ms

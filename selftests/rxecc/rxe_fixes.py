@@ -4,7 +4,8 @@
 pyverbs, on two devices of a fabric (integrity.sh).
 
   rxe_fixes.py CASE --resp DEV --resp-gid N --req DEV --req-gid N
-               --port SWITCH_PORT --port-netns NETNS [--prio P --tclass T]
+               --port SWITCH_PORT --port-netns NETNS [--req-port PORT]
+               [--prio P --tclass T]
 
 RESP is the responder (its switch port is PORT), REQ the requester; the
 responder's traffic class T maps to priority P, which must be PFC-enabled on
@@ -31,6 +32,19 @@ Cases:
               response held by rxecc's gate), then RESP destroys its QP:
               the destroy must return at once, not when the pause ends
               (patch 0004's rxecc_qp_destroy()).
+  retry-acked REQ writes 32 KiB (32 packets) then SENDs 64 B, through its
+              own egress qdisc of 1 Mbit/s (set up by the caller, with
+              tx_qlimit, so that each packet waits for the wire). The
+              switch port to REQ, REQ_PORT, delays everything 400 ms: REQ's
+              timer (268 ms; each pass of its send task pushes it on, so it
+              runs from the last packet sent) sends both again, and the ACK
+              of the write's last packet arrives while the write is being
+              sent again. Then
+              REQ_PORT drops everything, until REQ's timer has fired a
+              second time. The SEND must reach RESP once: a retry that
+              sent the acknowledged write again sent one empty packet more,
+              the SEND one PSN later, and RESP took it for a new message
+              (0010).
   srq-size    an SRQ of 100 WRs: creation reports the rounded-up size that
               ibv_query_srq() reports (0016).
   qp-state    a QP in RTS: ibv_query_qp() reports cur_qp_state RTS (0017).
@@ -41,6 +55,7 @@ import ctypes
 import json
 import os
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -297,6 +312,127 @@ def destroy_held(a) -> dict:
     return {"case": "destroy-held", "destroy_seconds": round(took, 3), "ok": took < 5}
 
 
+def retry_acked(a) -> dict:
+    resp, req = connected(a, 16)	# 268 ms
+    size = 32768
+    src = MR(req.pd, size + 64, ACCESS)
+    src.write(bytes(i % 251 for i in range(size + 64)), size + 64)
+    dst = MR(resp.pd, size, ACCESS)
+    rbuf = MR(resp.pd, 128, ACCESS)
+    for i in range(2):	# room for the SEND and for one more
+        resp.qp.post_recv(RecvWR(wr_id=10 + i, num_sge=1, sg=[SGE(rbuf.buf + 64 * i, 64, rbuf.lkey)]))
+    port = ReqPort(a.req_port, a.port_netns)
+    try:
+        return retry_acked_run((resp, req, port), src, dst, rbuf)
+    finally:
+        port.restore()
+
+
+class ReqPort:
+    """netem on the switch port towards REQ, through one `tc -batch` of the
+    switch's namespace (a command takes effect in milliseconds, where
+    starting tc takes a tenth of a second in a TCG guest)."""
+
+    def __init__(self, port: str, netns: str):
+        self.port = port
+        self.ns = os.path.basename(netns)
+        self.set = False
+        self.tc = subprocess.Popen(["ip", "netns", "exec", self.ns, "tc", "-force", "-batch", "-"],
+                                   stdin=subprocess.PIPE, text=True)
+
+    def netem(self, handle: int, *args: str) -> None:
+        """A new netem: its own handle, so that the one it replaces goes, with
+        what it still holds."""
+        self.tc.stdin.write(f"qdisc replace dev {self.port} root handle {handle}: netem "
+                            f"{' '.join(args)}\n")
+        self.tc.stdin.flush()
+        self.set = True
+
+    def tx_packets(self) -> int:
+        out = subprocess.run(["ip", "-n", self.ns, "-s", "-j", "link", "show", "dev", self.port],
+                             check=True, capture_output=True, text=True).stdout
+        return int(json.loads(out)[0]["stats64"]["tx"]["packets"])
+
+    def restore(self) -> None:
+        if self.tc.poll() is None:
+            if self.set:
+                self.tc.stdin.write(f"qdisc del dev {self.port} root\n")
+            self.tc.stdin.close()
+            self.tc.wait(timeout=10)
+        self.set = False
+
+
+def retry_acked_run(sides, src: MR, dst: MR, rbuf: MR) -> dict:
+    resp, req, port = sides
+    size, delay = 32768, 0.4
+    port.netem(1, "delay", f"{delay * 1000:.0f}ms", "limit", "10000")
+    time.sleep(0.5)
+    retries = req.counter("completer_retry_err")
+    sent = req.counter("sent_pkts")
+    tx0 = port.tx_packets()
+    wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1, sg=[SGE(src.buf, size, src.lkey)],
+                send_flags=e.IBV_SEND_SIGNALED)
+    wr.set_wr_rdma(dst.rkey, dst.buf)
+    t0 = time.monotonic()
+    req.post(wr)
+    req.post(SendWR(wr_id=2, opcode=e.IBV_WR_SEND, num_sge=1,
+                    sg=[SGE(src.buf + size, 64, src.lkey)], send_flags=e.IBV_SEND_SIGNALED))
+    # 33 packets at 1 Mbit/s: about 0.29 s
+    wait_for(lambda: req.counter("sent_pkts") >= sent + 33, 10, f"{req.dev} sent less than 33 packets")
+    t_sent = time.monotonic() - t0
+    wait_for(lambda: req.counter("completer_retry_err") > retries, 10,
+             f"{req.dev} sent nothing a second time")
+    t_retry = time.monotonic() - t0
+    # The ACKs of the first transmission (the write's last packet, the SEND)
+    # come through the delay from t_sent + delay on, while REQ sends the
+    # write again; those of the second from t_retry + delay. Cut between.
+    t_cut = (t_sent + t_retry) / 2 + delay
+    time.sleep(max(0.0, t_cut - (time.monotonic() - t0)))
+    port.netem(2, "loss", "100%")
+    t_cut = time.monotonic() - t0
+    acks = port.tx_packets() - tx0
+    early, late = [], []
+
+    # Until REQ's timer fires again nothing is acknowledged but what was
+    # before the cut: a completion now would mean the scenario was missed.
+    def second_retry() -> bool:
+        n, wcs = req.cq.poll()
+        fired = req.counter("completer_retry_err") >= retries + 2
+        if n:
+            (late if fired else early).extend((wc.wr_id, status_name(wc.status)) for wc in wcs)
+        return fired
+    try:
+        wait_for(second_retry, 10, f"{req.dev}'s timer fired no second time")
+    except RuntimeError as ex:
+        raise RuntimeError(f"{ex} (sent {t_sent:.3f} s, retry {t_retry:.3f} s, cut {t_cut:.3f} s, "
+                           f"{acks} ACKs before the cut, completed before: {early})") from ex
+    t_retry2 = time.monotonic() - t0
+    time.sleep(0.3)	# the second retry's packets reach RESP
+    port.restore()
+    done = dict(early + late)
+    while len(done) < 2:
+        wc = req.wait("the write and the send")
+        done[wc.wr_id] = status_name(wc.status)
+    time.sleep(0.2)
+    recvs = []
+    while True:
+        n, wcs = resp.cq.poll()
+        if not n:
+            break
+        recvs.extend((wc.wr_id, status_name(wc.status), wc.byte_len) for wc in wcs)
+    written = dst.read(size, 0) == src.read(size, 0)
+    received = rbuf.read(64, 0) == src.read(64, size)
+    times = {k: round(v, 3) for k, v in (("sent", t_sent), ("retry", t_retry), ("cut", t_cut),
+                                          ("retry2", t_retry2))}
+    return {"case": "retry-acked", "seconds": times, "acks_before_cut": acks,
+            "requester_retries": req.counter("completer_retry_err") - retries,
+            "completed_before_second_retry": early, "requester": done, "receives": recvs,
+            "written_intact": written, "send_intact": received,
+            "ok": not early and acks >= 2 and t_retry > t_sent and
+            list(done.values()) == ["IBV_WC_SUCCESS"] * 2 and len(recvs) == 1 and
+            recvs[0][1] == "IBV_WC_SUCCESS" and written and received}
+
+
 def srq_size(a) -> dict:
     ctx = Context(name=a.resp)
     pd = PD(ctx)
@@ -325,18 +461,20 @@ def status_name(status: int) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("case", choices=["mw-rebind", "mw-unbind", "zero-read", "destroy-held", "srq-size",
-                                     "qp-state"])
+                                     "qp-state", "retry-acked"])
     ap.add_argument("--resp", required=True)
     ap.add_argument("--resp-gid", type=int, required=True)
     ap.add_argument("--req", required=True)
     ap.add_argument("--req-gid", type=int, required=True)
     ap.add_argument("--port", required=True)
     ap.add_argument("--port-netns", required=True)
+    ap.add_argument("--req-port", default="swp2")
     ap.add_argument("--prio", type=int, default=3)
     ap.add_argument("--tclass", type=int, default=104)
     a = ap.parse_args()
     run = {"mw-rebind": mw_rebind, "mw-unbind": mw_rebind, "zero-read": zero_read,
-           "destroy-held": destroy_held, "srq-size": srq_size, "qp-state": qp_state}[a.case]
+           "destroy-held": destroy_held, "srq-size": srq_size, "qp-state": qp_state,
+           "retry-acked": retry_acked}[a.case]
     try:
         r = run(a)
     except Exception as ex:	# pylint: disable=broad-except
