@@ -143,6 +143,32 @@ ktap_result "SRQ creation reports the size ibv_query_srq reports (0016)" srq_siz
 qp_state() { rxe_fix qp-state; }
 ktap_result "ibv_query_qp reports cur_qp_state RTS for a QP in RTS (0017)" qp_state
 
+# A go-back-N retry after the WQE it starts at was acknowledged to its last
+# packet while it was being sent again (rxe_fixes.py retry-acked): h2's own
+# egress is a 1 Mbit/s token bucket, and with tx_qlimit h2 builds each
+# packet as the last leaves, so a 32 KiB write takes 0.3 s to send.
+# On a slow kernel (the debug kernel) 6.12's timer, pushed by every pass of
+# the send task, may fire only after the delayed ACKs: the sequence is not
+# built, and the test is skipped there; elsewhere that is a failure.
+retry_acked() {
+	local rc=0 skip=()
+	[ "${RXECC_TIMEOUT_SCALE:-1}" -le 1 ] || skip=(--may-skip)
+	fabric_in 2 tc qdisc replace dev eth0 root tbf rate 1mbit burst 2kb limit 100kb || return 1
+	fabric_dcqcn 2 set tx_qlimit 1 link_speed 2mbit || rc=1
+	if [ "$rc" -eq 0 ]; then
+		timeout "$(scaled_time 60)" python3 "$(dirname "$0")/rxe_fixes.py" retry-acked \
+			--resp h1 --resp-gid "$(fabric_gid 1)" --req h2 --req-gid "$(fabric_gid 2)" \
+			--port swp1 --req-port swp2 --port-netns "/run/netns/$(fabric_sw_ns)" "${skip[@]}"
+		rc=$?
+		[ "$rc" -ne 4 ] || { rc=0; ktap_skip_this "the sequence was not built on this kernel (its timer fired late)"; }
+	fi
+	fabric_dcqcn 2 set tx_qlimit 0 link_speed auto || rc=1
+	fabric_in 2 tc qdisc del dev eth0 root
+	fabric_sw tc qdisc del dev swp2 root 2>/dev/null	# if the script was killed
+	return "$rc"
+}
+ktap_result "a retry after the WQE it starts at was acknowledged while sent again: no empty packet more, the next message delivered once (0010)" retry_acked
+
 # ---- netem ------------------------------------------------------------------
 # netem on the switch ports towards h1 (requests, READ requests) and h2
 # (ACKs, NAKs, READ responses, acknowledgements).
@@ -183,23 +209,6 @@ reorder() { netem_run reorder 1:out_of_seq_request 2:rcvd_seq_err -- delay 2ms r
 ktap_result "netem reordering: out-of-sequence packets NAKed and resent, nothing lost or corrupted; mlx5's out_of_sequence and packet_seq_err counted" reorder
 duplicate() { netem_run duplicate 1:duplicate_request 2:duplicate_request -- duplicate 3%; }
 ktap_result "netem duplication 3%: duplicates recognised, nothing delivered twice" duplicate
-
-# A go-back-N retry after the WQE it starts at was acknowledged to its last
-# packet while it was being sent again (rxe_fixes.py retry-acked): h2's own
-# egress is a 1 Mbit/s token bucket, and with tx_qlimit h2 builds each
-# packet as the last leaves, so a 32 KiB write takes 0.3 s to send.
-retry_acked() {
-	local rc=0
-	fabric_in 2 tc qdisc replace dev eth0 root tbf rate 1mbit burst 2kb limit 100kb || return 1
-	fabric_dcqcn 2 set tx_qlimit 1 link_speed 2mbit || rc=1
-	[ "$rc" -ne 0 ] || timeout "$(scaled_time 60)" python3 "$(dirname "$0")/rxe_fixes.py" retry-acked \
-		--resp h1 --resp-gid "$(fabric_gid 1)" --req h2 --req-gid "$(fabric_gid 2)" \
-		--port swp1 --req-port swp2 --port-netns "/run/netns/$(fabric_sw_ns)" || rc=1
-	fabric_dcqcn 2 set tx_qlimit 0 link_speed auto || rc=1
-	fabric_in 2 tc qdisc del dev eth0 root
-	return "$rc"
-}
-ktap_result "a retry after the WQE it starts at was acknowledged while sent again: no empty packet more, the next message delivered once (0010)" retry_acked
 
 # ---- the retransmit timer -----------------------------------------------------
 # netem delays every packet 5 ms on both switch ports: a round trip of 10 ms
