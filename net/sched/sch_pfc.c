@@ -9,8 +9,11 @@
  * accounts its bytes per ingress port (skb->skb_iif), as a switch's ingress
  * buffer accounting does: when one port's bytes of a PFC-enabled priority
  * pass XOFF, a PFC frame pausing that priority goes out of that port; it is
- * refreshed at half its pause time while the bytes stay above XON, and an
- * XON frame follows when they fall to XON. What a port sends past its XOFF
+ * refreshed at half its pause time while the bytes stay above XON (never
+ * more often than pfc_refresh_ns() allows, whatever the options), and an
+ * XON frame follows when they fall to XON. A priority accounts up to
+ * PFC_PORTS ingress ports at once; traffic from more is counted
+ * (pfc_untracked) and never paused. What a port sends past its XOFF
  * (in flight when the frame left) goes to its headroom, reserved apart from
  * the queue's limit (the shared buffer): a PFC-enabled priority drops a
  * packet only when its port's headroom is full. Other priorities drop at the
@@ -24,9 +27,11 @@
  * the port they leave from.
  *
  * The PFC watchdog (SONiC's pfcwd, Junos's PFC watchdog) polls every PFC
- * priority: a queue that holds packets, has sent none and has stayed paused
- * by received PFC frames from one poll to the next, for the detection time,
- * is in a PFC storm. The action then drops what the queue holds and what
+ * priority: a queue that held packets at every poll of a detection time and
+ * was paused by received PFC frames for PFC_WD_PAUSED_PCT of it or more is
+ * in a PFC storm (a partner that lets the queue run for a moment now and
+ * then is one too: Mellanox's criterion, over windows of the detection time
+ * judged every half detection time). The action then drops what the queue holds and what
  * arrives for it and ignores received pauses (drop), only ignores them
  * (forward: the queue sends as a lossy one), or only counts and logs
  * (alert). The storm ends when no XOFF for the priority has arrived for the
@@ -44,6 +49,7 @@
 #include <net/dsfield.h>
 #include <net/inet_ecn.h>
 #include <net/netlink.h>
+#include <net/netns/generic.h>
 #include <net/pkt_sched.h>
 #include <net/rxecc_pfc.h>
 #include <net/sch_generic.h>
@@ -54,6 +60,19 @@
 
 #define PFC_PORTS	32	/* ingress ports accounted per priority */
 #define PFC_NO_PORT	0xff	/* more ports than slots: not accounted */
+
+/*
+ * The XOFF refresh: at half the pause time (what switches do), but at most
+ * once per PFC_REFRESH_MIN_NS and per PFC_REFRESH_MTUS packet times at the
+ * port's rate, and for every port of the qdisc at once. A pause time
+ * shorter than that (a few quanta at a high link speed) lapses between
+ * refreshes: without the bound, `quanta 1 link 1000000` made the refresh
+ * 0 ns and the timer re-armed at once for as long as a port stayed above
+ * XON (thousands of frames a second and a third of a 2-CPU guest in
+ * softirq, open to a user namespace's root on its own veth).
+ */
+#define PFC_REFRESH_MIN_NS	NSEC_PER_MSEC
+#define PFC_REFRESH_MTUS	4
 
 #define PFC_DEF_LIMIT		(1024 * 1024)
 #define PFC_DEF_XOFF		(64 * 1024)
@@ -70,6 +89,12 @@
 #define PFC_WD_MIN_MS		10	/* detection and polling, when set (SONiC: 100) */
 #define PFC_WD_MAX_MS		5000	/* SONiC's largest detection time */
 #define PFC_WD_MAX_RESTORE_MS	60000	/* ... and restoration time */
+/* A storm: paused this share of the detection time or more (Mellanox: more
+ * than 99 %). A partner that lets the queue run 1 % of the time gives it a
+ * hundredth of the port; legitimate congestion pausing as much would be a
+ * 100:1 incast held for the whole detection time.
+ */
+#define PFC_WD_PAUSED_PCT	99
 
 /* One ingress port's share of one priority queue. */
 struct pfc_port {
@@ -80,7 +105,6 @@ struct pfc_port {
 	u32 bytes;		/* queued from it */
 	u32 headroom;		/* of those, taken in headroom */
 	u64 xoff_since;		/* ns */
-	u64 refresh_at;		/* ns, next XOFF refresh */
 };
 
 struct pfc_prio {
@@ -96,9 +120,11 @@ struct pfc_prio {
 	struct tc_pfc_prio_stats st;
 	/* watchdog */
 	bool wd_storm;
-	u64 wd_since;		/* ns, the poll that first saw it stalled; 0: not */
-	u64 wd_tx;		/* st.tx_packets at the last poll */
-	u64 wd_transition;	/* st.pause_rx_transition at the last poll */
+	/* the window judged: from the poll at wd_since (0: none, the queue was
+	 * empty) when the priority had been paused wd_paused ns in all; the
+	 * next window starts at wd_next (0: not yet taken)
+	 */
+	u64 wd_since, wd_paused, wd_next, wd_next_paused;
 	u64 wd_last_xoff;	/* ns, the last XOFF received for it */
 	u64 wd_storm_since;	/* ns */
 	struct tc_pfc_wd_stats wd;
@@ -115,6 +141,7 @@ struct pfc_sched {
 	u8 enable;
 	u8 trust;
 	bool kicked;		/* the PFC timer is due now */
+	u64 refresh_at;		/* ns, next XOFF refresh of every port in XOFF */
 	u8 rr_next;		/* round robin: first of 0..5 to look at */
 	u8 dscp_map[64];
 	struct qdisc_watchdog wd;
@@ -124,6 +151,7 @@ struct pfc_sched {
 	struct hrtimer wd_timer;	/* the watchdog's polls */
 	atomic64_t tx_errors;
 	u64 rx_ignored, rx_malformed, rx_rejected;
+	u64 untracked;		/* packets of PFC priorities from no port slot */
 	struct pfc_prio prio[TC_PFC_NUM_PRIO];
 };
 
@@ -211,6 +239,19 @@ static void pfc_port_release(struct pfc_prio *b, struct pfc_port *pt)
 		pt->used = false;
 }
 
+/* A packet of PFC priority @p from an ingress port past the PFC_PORTS its
+ * queue accounts: that port is never paused, so the priority is not
+ * lossless for it. Counted (pfc_untracked, in every `qdisc show`) and
+ * logged (the qdisc's first): a lossless queue must not stop being one
+ * without a word.
+ */
+static void pfc_untracked(struct pfc_sched *s, int p)
+{
+	if (!s->untracked++)
+		net_warn_ratelimited("%s: sch_pfc: priority %d has traffic from more than %d ingress ports: the others are not paused (pfc_untracked)\n",
+				     qdisc_dev(s->sch)->name, p, PFC_PORTS);
+}
+
 /* Run the PFC timer now (queue lock held). */
 static void pfc_kick(struct pfc_sched *s)
 {
@@ -254,6 +295,8 @@ static int pfc_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	slot = pfc_port_slot(s, b, skb->skb_iif);
 	if (slot != PFC_NO_PORT)
 		pt = &b->port[slot];
+	else if (s->enable & BIT(p))
+		pfc_untracked(s, p);
 	/* A port past its XOFF sends into its headroom, apart from the limit. */
 	in_headroom = pt && (s->enable & BIT(p)) && pt->bytes >= b->xoff;
 	if (in_headroom ? pt->headroom + len > b->headroom :
@@ -423,17 +466,33 @@ add:
 	pfc_frame_add(skb, p, xoff, s->quanta);
 }
 
+/* The interval between two XOFF refreshes (see PFC_REFRESH_MIN_NS): half
+ * the pause time, at least PFC_REFRESH_MIN_NS and PFC_REFRESH_MTUS packet
+ * times at the port's rate (its link speed if it has none).
+ */
+static u64 pfc_refresh_ns(const struct pfc_sched *s)
+{
+	u64 bits = (u64)(READ_ONCE(qdisc_dev(s->sch)->mtu) + ETH_HLEN) * 8 *
+		   PFC_REFRESH_MTUS;
+	u64 bps = s->rate ?: (u64)s->link_mbps * 1000000;
+	u64 pkts = min_t(u64, div64_u64(bits * NSEC_PER_SEC, bps), NSEC_PER_SEC);
+
+	return max3(pfc_quanta_ns(s->quanta, s->link_mbps) / 2,
+		    (u64)PFC_REFRESH_MIN_NS, pkts);
+}
+
 /* Under the queue lock and RCU: build the PFC frames due at @now into
- * @frames (one per ingress port); *@next is the next refresh time (U64_MAX
- * if none). With @drain every port in XOFF gets XON (the qdisc goes away).
+ * @frames (one per ingress port): XOFF to a port that passed XOFF, XON to
+ * one that fell to XON and, once the refresh is due, XOFF again to every
+ * port still in XOFF; *@next is the next refresh (U64_MAX if no port is in
+ * XOFF). With @drain every port in XOFF gets XON (the qdisc goes away).
  */
 static void pfc_collect(struct pfc_sched *s, u64 now, bool drain,
 			struct sk_buff_head *frames, u64 *next)
 {
-	u64 refresh = pfc_quanta_ns(s->quanta, s->link_mbps) / 2;
+	bool refresh = !drain && now >= s->refresh_at, held = false;
 	int p, i;
 
-	*next = U64_MAX;
 	for (p = 0; p < TC_PFC_NUM_PRIO; p++) {
 		struct pfc_prio *b = &s->prio[p];
 		bool on = !drain && (s->enable & BIT(p));
@@ -458,17 +517,20 @@ static void pfc_collect(struct pfc_sched *s, u64 now, bool drain,
 				pt->xoff = true;
 				pt->xoff_since = now;
 				b->st.xoff_ports++;
-			} else if (!pt->xoff || now < pt->refresh_at) {
-				if (pt->xoff)
-					*next = min(*next, pt->refresh_at);
+			} else if (!pt->xoff) {
+				continue;
+			} else if (!refresh) {
+				held = true;
 				continue;
 			}
+			held = true;
 			b->st.pause_tx++;
-			pt->refresh_at = now + refresh;
-			*next = min(*next, pt->refresh_at);
 			pfc_frames_add(s, frames, pt->ifindex, p, true);
 		}
 	}
+	if (refresh)
+		s->refresh_at = now + pfc_refresh_ns(s);
+	*next = held ? s->refresh_at : U64_MAX;
 }
 
 /* Send the frames pfc_collect() built (RCU held, BHs off, no lock). */
@@ -538,9 +600,9 @@ static void pfc_wd_storm(struct pfc_sched *s, int p, u64 now, struct sk_buff **t
 	b->wd_storm_since = now;
 	b->wd_since = 0;
 	b->wd.storms++;
-	net_warn_ratelimited("%s: sch_pfc: PFC storm on priority %d (paused, %u packets queued, none sent for at least %u ms): action %s\n",
-			     qdisc_dev(s->sch)->name, p, b->q.qlen, s->wd_detect,
-			     pfc_wd_action_name[s->wd_action]);
+	net_warn_ratelimited("%s: sch_pfc: PFC storm on priority %d (%u packets queued, paused %u %% or more of %u ms): action %s\n",
+			     qdisc_dev(s->sch)->name, p, b->q.qlen, PFC_WD_PAUSED_PCT,
+			     s->wd_detect, pfc_wd_action_name[s->wd_action]);
 	if (s->wd_action == TC_PFC_WD_ALERT)
 		return;
 	if (b->paused) {
@@ -580,10 +642,19 @@ static void pfc_wd_restore(struct pfc_sched *s, int p, u64 now)
 			     div_u64(now - b->wd_storm_since, NSEC_PER_MSEC));
 }
 
-/* One poll at @now (queue lock held). A priority is stalled at a poll when
- * its queue holds packets and a received pause holds it; it is in a storm
- * once it has been stalled at every poll for the detection time, with no
- * packet sent and no pause ended in between.
+/* Nanoseconds @b has been paused by received frames in all, at @now. */
+static u64 pfc_rx_paused_ns(struct pfc_prio *b, u64 now)
+{
+	return b->st.pause_rx_duration +
+	       (pfc_rx_paused(b, now) ? now - b->paused_since : 0);
+}
+
+/* One poll at @now (queue lock held). A priority's window starts at a poll
+ * that finds packets queued and ends at the first poll a detection time
+ * later; paused for PFC_WD_PAUSED_PCT of it or more, it is in a storm. A
+ * poll that finds the queue empty ends the window; a window paused less
+ * gives way to the one that started half a detection time into it, so that
+ * windows overlap and a storm is found within 1.5 detection times.
  */
 static void pfc_wd_poll(struct pfc_sched *s, u64 now, struct sk_buff **to_free)
 {
@@ -593,6 +664,7 @@ static void pfc_wd_poll(struct pfc_sched *s, u64 now, struct sk_buff **to_free)
 
 	for (p = 0; p < TC_PFC_NUM_PRIO; p++) {
 		struct pfc_prio *b = &s->prio[p];
+		u64 paused;
 
 		if (!(s->enable & BIT(p)))
 			continue;
@@ -601,16 +673,36 @@ static void pfc_wd_poll(struct pfc_sched *s, u64 now, struct sk_buff **to_free)
 			if (now - b->wd_last_xoff >= restore &&
 			    (s->wd_action != TC_PFC_WD_ALERT || !pfc_rx_paused(b, now)))
 				pfc_wd_restore(s, p, now);
-		} else if (!b->q.qlen || !pfc_rx_paused(b, now)) {
-			b->wd_since = 0;
-		} else if (!b->wd_since || b->st.tx_packets != b->wd_tx ||
-			   b->st.pause_rx_transition != b->wd_transition) {
-			b->wd_since = now;
-		} else if (now - b->wd_since >= detect) {
-			pfc_wd_storm(s, p, now, to_free);
+			continue;
 		}
-		b->wd_tx = b->st.tx_packets;
-		b->wd_transition = b->st.pause_rx_transition;
+		if (!b->q.qlen) {
+			b->wd_since = 0;
+			continue;
+		}
+		paused = pfc_rx_paused_ns(b, now);
+		if (!b->wd_since) {
+			b->wd_since = now;
+			b->wd_paused = paused;
+			b->wd_next = 0;
+		} else if (now - b->wd_since >= detect) {
+			if ((paused - b->wd_paused) * 100 >=
+			    (now - b->wd_since) * PFC_WD_PAUSED_PCT) {
+				pfc_wd_storm(s, p, now, to_free);
+				continue;
+			}
+			if (b->wd_next) {
+				b->wd_since = b->wd_next;
+				b->wd_paused = b->wd_next_paused;
+			} else {
+				b->wd_since = now;
+				b->wd_paused = paused;
+			}
+			b->wd_next = b->wd_since == now ? 0 : now;
+			b->wd_next_paused = paused;
+		} else if (!b->wd_next && now - b->wd_since >= detect / 2) {
+			b->wd_next = now;
+			b->wd_next_paused = paused;
+		}
 	}
 }
 
@@ -834,45 +926,97 @@ static int pfc_conf_prio(struct pfc_conf *c, const struct nlattr *nest,
 	return 0;
 }
 
-/* An extack message built at run time (NL_SET_ERR_MSG wants a literal). */
-static void pfc_extack(struct netlink_ext_ack *extack, const struct nlattr *attr,
-		       const char *msg)
+/*
+ * An error message with numbers in it, about @attr of the request. The
+ * message is read after RTNL is released (netlink_ack()), so it must not be
+ * in storage another request can write meanwhile (a static buffer was, from
+ * any namespace). Where the kernel has NL_SET_ERR_MSG_FMT (6.2 and later)
+ * it goes into the request's own extack; before, into a buffer of the
+ * request's network namespace, which the request's socket keeps alive and
+ * only that namespace's administrators can write.
+ */
+#define PFC_MSG_LEN	80	/* NETLINK_MAX_FMTMSG_LEN */
+#ifdef NL_SET_ERR_MSG_FMT
+#define pfc_errf(net, extack, attr, fmt, ...)				\
+	do {								\
+		struct netlink_ext_ack *__e = (extack);			\
+									\
+		NL_SET_ERR_MSG_FMT(__e, fmt, ##__VA_ARGS__);		\
+		if (__e)						\
+			__e->bad_attr = (attr);				\
+	} while (0)
+static int pfc_net_init(void)
 {
-	if (extack) {
-		extack->_msg = msg;
-		extack->bad_attr = attr;
-	}
+	return 0;
 }
+
+static void pfc_net_exit(void)
+{
+}
+#else
+struct pfc_net {
+	char msg[PFC_MSG_LEN];
+};
+
+static unsigned int pfc_net_id __read_mostly;
+static struct pernet_operations pfc_net_ops = {
+	.id = &pfc_net_id,
+	.size = sizeof(struct pfc_net),
+};
+
+static int pfc_net_init(void)
+{
+	return register_pernet_subsys(&pfc_net_ops);
+}
+
+static void pfc_net_exit(void)
+{
+	unregister_pernet_subsys(&pfc_net_ops);
+}
+
+#define pfc_errf(net, extack, attr, fmt, ...)				\
+	do {								\
+		struct netlink_ext_ack *__e = (extack);			\
+		struct pfc_net *__pn = net_generic(net, pfc_net_id);	\
+									\
+		if (__e) {						\
+			snprintf(__pn->msg, PFC_MSG_LEN, fmt, ##__VA_ARGS__); \
+			__e->_msg = __pn->msg;				\
+			__e->bad_attr = (attr);				\
+		}							\
+	} while (0)
+#endif
 
 /* The watchdog's times: detection and polling 0 or 10 ms at least, polling
  * not above detection, restoration not below polling.
  */
-static int pfc_conf_check_wd(const struct pfc_conf *c, const struct nlattr *opt,
-			     struct netlink_ext_ack *extack, char *msg, size_t len)
+static int pfc_conf_check_wd(const struct pfc_conf *c, struct net *net,
+			     const struct nlattr *opt, struct netlink_ext_ack *extack)
 {
 	u32 poll = c->wd_poll ?: max(c->wd_detect / 2, PFC_WD_MIN_MS / 2);
 
 	if ((c->wd_detect && c->wd_detect < PFC_WD_MIN_MS) ||
 	    (c->wd_poll && c->wd_poll < PFC_WD_MIN_MS))
-		snprintf(msg, len, "watchdog: detection time and polling interval 0 or %u..%u ms",
+		pfc_errf(net, extack, opt,
+			 "watchdog: detection time and polling interval 0 or %u..%u ms",
 			 PFC_WD_MIN_MS, PFC_WD_MAX_MS);
 	else if (c->wd_detect && c->wd_poll > c->wd_detect)
-		snprintf(msg, len, "watchdog: polling interval %u ms above detection time %u ms",
+		pfc_errf(net, extack, opt,
+			 "watchdog: polling interval %u ms above detection time %u ms",
 			 c->wd_poll, c->wd_detect);
 	else if (c->wd_detect && c->wd_restore && c->wd_restore < poll)
-		snprintf(msg, len, "watchdog: restoration time %u ms below polling interval %u ms",
+		pfc_errf(net, extack, opt,
+			 "watchdog: restoration time %u ms below polling interval %u ms",
 			 c->wd_restore, poll);
 	else
 		return 0;
-	pfc_extack(extack, opt, msg);
 	return -EINVAL;
 }
 
 /* Whole-configuration checks; the message names the priority. */
-static int pfc_conf_check(const struct pfc_conf *c, u32 mtu,
+static int pfc_conf_check(const struct pfc_conf *c, u32 mtu, struct net *net,
 			  const struct nlattr *opt, struct netlink_ext_ack *extack)
 {
-	static char msg[96];	/* extack keeps a pointer; RTNL serialises */
 	u64 need;
 	int p;
 
@@ -880,20 +1024,19 @@ static int pfc_conf_check(const struct pfc_conf *c, u32 mtu,
 		const typeof(c->prio[0]) *x = &c->prio[p];
 
 		if (x->xon > x->xoff)
-			snprintf(msg, sizeof(msg), "prio %d: xon %u above xoff %u",
+			pfc_errf(net, extack, opt, "prio %d: xon %u above xoff %u",
 				 p, x->xon, x->xoff);
 		else if (x->xoff > x->limit)
-			snprintf(msg, sizeof(msg), "prio %d: xoff %u above limit %u",
+			pfc_errf(net, extack, opt, "prio %d: xoff %u above limit %u",
 				 p, x->xoff, x->limit);
 		else if (x->kmin > x->kmax && x->kmax)
-			snprintf(msg, sizeof(msg), "prio %d: kmin %u above kmax %u",
+			pfc_errf(net, extack, opt, "prio %d: kmin %u above kmax %u",
 				 p, x->kmin, x->kmax);
 		else if (x->kmax > x->limit)
-			snprintf(msg, sizeof(msg), "prio %d: kmax %u above limit %u",
+			pfc_errf(net, extack, opt, "prio %d: kmax %u above limit %u",
 				 p, x->kmax, x->limit);
 		else
 			continue;
-		pfc_extack(extack, opt, msg);
 		return -EINVAL;
 	}
 	/* Headroom: what a port keeps sending after XOFF until the frame has
@@ -905,13 +1048,12 @@ static int pfc_conf_check(const struct pfc_conf *c, u32 mtu,
 	for (p = 0; p < TC_PFC_NUM_PRIO; p++) {
 		if (!(c->enable & BIT(p)) || c->prio[p].headroom >= need)
 			continue;
-		snprintf(msg, sizeof(msg),
-			 "prio %d: headroom %u below %llu bytes (%u Mbit/s for %u ns + 2 MTU)",
-			 p, c->prio[p].headroom, need, c->link_mbps, c->delay);
-		pfc_extack(extack, opt, msg);
+		pfc_errf(net, extack, opt,
+			 "prio %d: headroom %u below %llu bytes (link x delay + 2 MTU)",
+			 p, c->prio[p].headroom, need);
 		return -EINVAL;
 	}
-	return pfc_conf_check_wd(c, opt, extack, msg, sizeof(msg));
+	return pfc_conf_check_wd(c, net, opt, extack);
 }
 
 static int pfc_change(struct Qdisc *sch, struct nlattr *opt,
@@ -973,7 +1115,8 @@ static int pfc_change(struct Qdisc *sch, struct nlattr *opt,
 		if (err)
 			goto out;
 	}
-	err = pfc_conf_check(c, READ_ONCE(qdisc_dev(sch)->mtu) + ETH_HLEN, opt, extack);
+	err = pfc_conf_check(c, READ_ONCE(qdisc_dev(sch)->mtu) + ETH_HLEN,
+			     dev_net(qdisc_dev(sch)), opt, extack);
 	if (err)
 		goto out;
 
@@ -1174,6 +1317,7 @@ static int pfc_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	x->pfc_rx_ignored = s->rx_ignored;
 	x->pfc_rx_malformed = s->rx_malformed;
 	x->pfc_rx_rejected = s->rx_rejected;
+	x->pfc_untracked = s->untracked;
 	sch_tree_unlock(sch);
 	x->pfc_tx_errors = atomic64_read(&s->tx_errors);
 	err = gnet_stats_copy_app(d, x, sizeof(*x));
@@ -1260,10 +1404,15 @@ static struct Qdisc_ops pfc_qdisc_ops __read_mostly = {
 
 static int __init pfc_module_init(void)
 {
-	int err = register_qdisc(&pfc_qdisc_ops);
+	int err = pfc_net_init();
 
 	if (err)
 		return err;
+	err = register_qdisc(&pfc_qdisc_ops);
+	if (err) {
+		pfc_net_exit();
+		return err;
+	}
 	dev_add_pack(&pfc_packet_type);
 	return 0;
 }
@@ -1273,6 +1422,7 @@ static void __exit pfc_module_exit(void)
 	/* No qdisc is left (the module is pinned by each); wait for handlers. */
 	dev_remove_pack(&pfc_packet_type);
 	unregister_qdisc(&pfc_qdisc_ops);
+	pfc_net_exit();
 }
 
 module_init(pfc_module_init);

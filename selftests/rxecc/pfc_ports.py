@@ -14,6 +14,10 @@ them (`change` turning PFC off: the PFC timer; `del`: destroy) must send one
 XON to every port, captured on qI. The qdisc once built those frames in an
 on-stack array of 33: 34 or more ports overflowed it.
 
+A priority accounts 32 ports at once: with more than 32 ports on a priority
+the others are never paused, and the qdisc must say so (pfc_untracked, in
+`qdisc show`), not pretend the priority is still lossless.
+
 Prints one line per check and exits 1 if any failed."""
 import argparse
 import json
@@ -144,25 +148,48 @@ def check(name: str, ok: bool, detail: str) -> bool:
     return ok
 
 
+SLOTS = 32  # ingress ports a priority accounts at once (sch_pfc's PFC_PORTS)
+
+
+def per_prio(n: int) -> tuple:
+    """Ports sending priority 1 and 2."""
+    return n // 2, n - n // 2
+
+
+def tracked(n: int) -> tuple:
+    """Ports of priorities 1 and 2 the qdisc can hold in XOFF."""
+    return tuple(min(SLOTS, k) for k in per_prio(n))
+
+
+def slot_of(i: int, n: int) -> int:
+    """The port's place among those of its priority."""
+    return i if i < n // 2 else i - n // 2
+
+
 def xoffs(n: int, tool: str, timeout: float) -> tuple:
     end = time.time() + timeout
     while True:
         q = qdisc(tool)
         x = (q["prio"][1]["xoff_ports"], q["prio"][2]["xoff_ports"])
-        if x == (n // 2, n - n // 2) or time.time() > end:
+        if x == tracked(n) or time.time() > end:
             return x
 
 
 def released(got: list, n: int, want_xoff: bool) -> tuple:
     """Ports that got an XON for their priority (and, with @want_xoff, an
-    XOFF for it before)."""
-    good = 0
+    XOFF for it before), and ports past the slots that got any frame (the
+    qdisc takes its slots in the order the ports' first packets came: the
+    first 32 of each priority)."""
+    good = stray = 0
     for i, frames in enumerate(got):
         p = prio_of(i, n)
+        if slot_of(i, n) >= SLOTS:
+            stray += bool(frames)
+            continue
         xon = any(e & (1 << p) and t[p] == 0 for e, t in frames)
         xoff = any(e & (1 << p) and t[p] != 0 for e, t in frames)
         good += xon and (xoff or not want_xoff)
-    return good, sum(len(f) for f in got)
+    return good, stray, sum(len(f) for f in got)
 
 
 def main() -> None:
@@ -180,15 +207,28 @@ def main() -> None:
         socks.append(s)
     ok = True
 
+    want = tracked(n)
+    over = sum(per_prio(n)) - sum(want)  # ports never paused
+
     # 1. `change` turns PFC off: the timer sends the XONs.
     fill(n, socks)
     x = xoffs(n, a.tool, 10)
-    ok &= check("ports in XOFF on priorities 1 and 2", x == (n // 2, n - n // 2), f"{x}")
+    ok &= check("ports in XOFF on priorities 1 and 2", x == want, f"{x}, want {want}")
+    q = qdisc(a.tool)
+    # every packet of a port past the slots is counted (3 each)
+    ok &= check("traffic from ports past the 32 slots counted as untracked",
+                q["pfc_untracked"] == 3 * over, f"pfc_untracked {q['pfc_untracked']}, "
+                f"{over} ports past the slots sent 3 packets each")
+    text = sh(a.tool, "qdisc", "show", "dev", "out0")
+    ok &= check("qdisc show names pfc_untracked", f"pfc_untracked {3 * over}" in text,
+                next((ln.strip() for ln in text.splitlines() if "pfc_untracked" in ln), "absent"))
     sh(a.tool, "qdisc", "change", "dev", "out0", "pfc", "none")
     got = drain(caps, 2)
-    good, frames = released(got, n, True)
-    ok &= check("change pfc none: every port got XOFF then XON", good == n,
-                f"{good} of {n} ports, {frames} PFC frames")
+    good, stray, frames = released(got, n, True)
+    ok &= check("change pfc none: every port with a slot got XOFF then XON, the others nothing",
+                good == sum(want) and stray == 0,
+                f"{good} of {sum(want)} ports, {stray} of {over} past the slots got frames, "
+                f"{frames} PFC frames")
     q = qdisc(a.tool)
     ok &= check("no port left in XOFF", q["prio"][1]["xoff_ports"] + q["prio"][2]["xoff_ports"] == 0,
                 f"{q['prio'][1]['xoff_ports']} + {q['prio'][2]['xoff_ports']}")
@@ -200,12 +240,13 @@ def main() -> None:
     drain(caps, 0.5)
     fill(n, socks)
     x = xoffs(n, a.tool, 10)
-    ok &= check("again in XOFF", x == (n // 2, n - n // 2), f"{x}")
+    ok &= check("again in XOFF", x == want, f"{x}")
     drain(caps, 0.5)
     sh("tc", "qdisc", "del", "dev", "out0", "root")
     got = drain(caps, 2)
-    good, frames = released(got, n, False)
-    ok &= check("tc qdisc del: every port got XON", good == n, f"{good} of {n} ports, {frames} frames")
+    good, stray, frames = released(got, n, False)
+    ok &= check("tc qdisc del: every port with a slot got XON", good == sum(want) and stray == 0,
+                f"{good} of {sum(want)} ports, {stray} others, {frames} frames")
     sys.exit(0 if ok else 1)
 
 

@@ -2,9 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 # What an unprivileged user or a host on the wire can do to rxecc and
 # sch_pfc (docs/rxe-fixes.md, section 1, says what each test guards against):
-#   - sch_pfc with 64 ingress ports in XOFF on two priorities, built by an
-#     unprivileged user in its own user and network namespace, releases
-#     every port with an XON on `change` and on `del` (pfc_ports.py);
+#   - sch_pfc with 66 ingress ports on two priorities, built by an
+#     unprivileged user in its own user and network namespace: the 32 of
+#     each priority it accounts are held in XOFF and released with an XON
+#     on `change` and on `del`; the traffic of the 33rd is counted
+#     (pfc_untracked) and shown, never silently lossy (pfc_ports.py);
+#   - sch_pfc's XOFF refresh, in an unprivileged user's namespace, at the
+#     interval it documents whatever the options (`quanta 1 link 1000000`
+#     once made it 0: a timer storm), with irq + softirq time near that of
+#     the default quanta (pfc_refresh.py);
 #   - PFC frames not from the link partner (another destination address, a
 #     VLAN tag) pause nothing, at the endpoint and at the switch port, and
 #     are counted; a frame to the reserved address still pauses;
@@ -31,26 +37,38 @@ need_root
 HERE=$(cd "$(dirname "$0")" && pwd)
 T=$RXECC_TOOL
 
+# as_userns CMD...: CMD as an unprivileged user, root only in its own new
+# user and network namespaces (unshare -Urn); as root in a new network
+# namespace on a kernel without user namespaces.
+as_userns() {
+	if ! unshare -Ur true 2>/dev/null; then
+		echo "no user namespaces in this kernel: run as root in a new network namespace"
+		unshare -n "$@"
+		return
+	fi
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all unshare -Urn "$@"
+}
+
 ktap_header
-ktap_plan 8
+ktap_plan 9
 
 modules_unload >/dev/null 2>&1
 # shellcheck disable=SC2015 # fail when either module does not load
 rxecc_load && pfc_load || { ktap_fail "load rdma_rxecc and sch_pfc"; ktap_finished; }
 
 # ---- sch_pfc: more ports in XOFF than one priority has slots -----------------
-pfc_many_ports() {
-	if ! unshare -Ur true 2>/dev/null; then
-		# a kernel without user namespaces: the same ports, as root
-		echo "no user namespaces in this kernel: run as root in a new network namespace"
-		unshare -n python3 "$HERE/pfc_ports.py" --ports 64 --tool "$T"
-		return
-	fi
-	# unshare -Urn as an unprivileged user: root only in its own namespaces.
-	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		unshare -Urn python3 "$HERE/pfc_ports.py" --ports 64 --tool "$T"
+pfc_many_ports() { as_userns python3 "$HERE/pfc_ports.py" --ports 66 --tool "$T"; }
+ktap_result "sch_pfc: 66 ingress ports on two priorities (an unprivileged user's namespace): 32 of each in XOFF, change and del send each its XON; the others counted as pfc_untracked" pfc_many_ports
+
+# ---- sch_pfc: the XOFF refresh, whatever the options -------------------------
+pfc_refresh() {
+	# the default quanta at 25 Mbit/s (a refresh every 0.67 s), then the
+	# smallest pause at the largest link speed (the interval was 0)
+	as_userns python3 "$HERE/pfc_refresh.py" --tool "$T" --duration 3 --cpu-margin 5 \
+		--config "0x08 rate 1 quanta 65535 link 25 delay 0 xoff 8KiB xon 4KiB" \
+		--config "0x08 rate 1 quanta 1 link 1000000 delay 0 xoff 8KiB xon 4KiB"
 }
-ktap_result "sch_pfc: 64 ingress ports in XOFF on two priorities (an unprivileged user's namespace): change and del send every port its XON" pfc_many_ports
+ktap_result "sch_pfc: XOFF refreshed at the documented interval whatever quanta and link say (an unprivileged user's namespace), irq + softirq within 5 points of the default quanta's" pfc_refresh
 
 # ---- sch_pfc options ------------------------------------------------------------
 tc_fuzz() {

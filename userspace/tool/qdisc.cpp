@@ -79,12 +79,13 @@ std::span<const Field<QdiscInfo>> qdisc_port_fields() {
 }
 
 std::span<const Field<QdiscInfo>> qdisc_port_stat_fields() {
-    static const std::array<Field<QdiscInfo>, 5> fields = {
+    static const std::array<Field<QdiscInfo>, 6> fields = {
         member<&QdiscInfo::drops>("drops", 0, Wire::none),
         member<&QdiscInfo::pfc_tx_errors>("pfc_tx_errors", 0, Wire::none),
         member<&QdiscInfo::pfc_rx_ignored>("pfc_rx_ignored", 0, Wire::none),
         member<&QdiscInfo::pfc_rx_malformed>("pfc_rx_malformed", 0, Wire::none),
         member<&QdiscInfo::pfc_rx_rejected>("pfc_rx_rejected", 0, Wire::none),
+        member<&QdiscInfo::pfc_untracked>("pfc_untracked", 0, Wire::none),
     };
     return fields;
 }
@@ -219,6 +220,7 @@ void decode_stats(const nlattr* stats, QdiscInfo& q) {
         q.pfc_rx_ignored = x.pfc_rx_ignored;
         q.pfc_rx_malformed = x.pfc_rx_malformed;
         q.pfc_rx_rejected = x.pfc_rx_rejected;
+        q.pfc_untracked = x.pfc_untracked;
     }
 }
 

@@ -108,6 +108,10 @@ struct tc_pfc_xstats {
 				 * 01:80:C2:00:00:01, or VLAN-tagged
 				 */
 	struct tc_pfc_wd_stats wd[TC_PFC_NUM_PRIO];
+	__u64 pfc_untracked;	/* packets of PFC priorities from ingress ports
+				 * past the 32 a priority accounts at once:
+				 * never paused (not lossless)
+				 */
 };
 
 #endif /* _UAPI_LINUX_SCH_PFC_H */
