@@ -3,7 +3,9 @@
 """Send IEEE 802.1Qbb PFC frames out of an interface (AF_PACKET): XOFF for
 one priority every PERIOD seconds for DURATION seconds, then one XON.
 --dst and --vlan make frames a MAC must not take from its link partner
-(another destination address, a VLAN tag).
+(another destination address, a VLAN tag). --blink GAP makes a partner that
+keeps a queue paused but for a moment now and then: before every XOFF but
+the first, an XON, then the XOFF GAP seconds later (0: at once).
 With --go FILE it starts once FILE exists (a caller can start it early, as
 a Python start takes seconds on a slow emulated CPU, and say when).
 Prints JSON: frames sent, the wall-clock times (as pcap timestamps) of the
@@ -39,6 +41,7 @@ def main() -> None:
     ap.add_argument("--vlan", type=int, default=-1, help="802.1Q tag with this VID")
     ap.add_argument("--count", type=int, help="send this many XOFFs (instead of --duration)")
     ap.add_argument("--no-xon", action="store_true", help="end without the XON")
+    ap.add_argument("--blink", type=float, help="an XON this long before every XOFF but the first")
     ap.add_argument("--go", help="start once this file exists")
     ap.add_argument("--go-timeout", type=float, default=300.0)
     a = ap.parse_args()
@@ -47,13 +50,14 @@ def main() -> None:
     src = s.getsockname()[4][:6]
     dst = bytes.fromhex(a.dst.replace(":", ""))
     xoff = frame(src, a.prio, a.quanta, dst, a.vlan)
+    xon = frame(src, a.prio, 0, dst, a.vlan)
     if a.go:
         deadline = time.time() + a.go_timeout
         while not os.path.exists(a.go):
             if time.time() > deadline:
                 sys.exit(f"pfc_inject: {a.go} did not appear within {a.go_timeout:.0f} s")
             time.sleep(0.01)
-    n = 0
+    n = xons = 0
     first = time.time()
     last = first
     max_gap = 0.0
@@ -61,14 +65,21 @@ def main() -> None:
         now = time.time()
         max_gap = max(max_gap, now - last)
         last = now
+        if a.blink is not None and n:
+            s.send(xon)
+            xons += 1
+            if a.blink:
+                time.sleep(a.blink)
         s.send(xoff)
         n += 1
         time.sleep(a.period)
     xon_at = time.time()
+    xoffs = n
     if not a.no_xon:
-        s.send(frame(src, a.prio, 0, dst, a.vlan))
+        s.send(xon)
         n += 1
-    print(json.dumps({"frames": n, "xoff": n, "first_at": first, "last_at": last,
+    print(json.dumps({"frames": n + xons, "xoff": xoffs, "blink_xon": xons,
+                      "first_at": first, "last_at": last,
                       "xon_at": xon_at, "max_gap": max_gap}))
 
 

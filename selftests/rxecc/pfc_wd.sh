@@ -14,6 +14,9 @@
 #     which a pause holds the queue again; `rxecc monitor` reports both;
 #   - action forward: the pings get through the storm, nothing is dropped;
 #   - action alert: the storm is counted and logged, the pings stay queued;
+#   - a partner that sends an XON for an instant before each XOFF (every
+#     40 ms) keeps the queue paused 99 % of the time: a storm all the same;
+#     one that lets it run half the time is not;
 #   - `rxecc metrics` (Prometheus text format and OpenMetrics, parsed by the
 #     Prometheus client library) exports the watchdog's and the endpoint's
 #     storm counters with the values the tool shows.
@@ -47,7 +50,7 @@ TOS=0x60		# DSCP 24: priority 3 through the default DSCP map
 GO=$LOGDIR/wd-go
 
 ktap_header
-ktap_plan 7
+ktap_plan 8
 
 modules_unload >/dev/null 2>&1
 # (rdma_rxecc for `rxecc monitor`, which joins its netlink family)
@@ -265,6 +268,40 @@ wd_alert() {
 		wait_for "$(scaled_time 10)" wd_is wd_restorations -eq 1
 }
 ktap_result "watchdog alert: a storm detected and logged, the queue still paused" wd_alert
+
+# blink_run GAP: the port at 1 Mbit/s with priority 3's queue kept full
+# (pings of 1000 bytes every 10 ms), paused for 3 s by a partner that sends
+# an XON GAP seconds before each XOFF, every 40 ms (the watchdog polls every
+# 100 ms: each poll interval holds a transition, which once restarted
+# detection); sets SHARE (percent of the run paused) and STORMS.
+blink_run() {
+	local p0 t0 p1 t1 ping
+	wd_set rate 1 wd_detection 200 wd_action alert || return 1
+	[ "$(pings 1)" = 1 ] || { echo "no reply before the storm"; return 1; }
+	ip netns exec "$SW" ping -n -q -Q "$TOS" -s 1000 -i 0.01 -w 6 "$HOST_IP" >/dev/null 2>&1 &
+	ping=$!
+	storm_start --duration 3 --period 0.04 --blink "$1" || { kill "$ping"; return 1; }
+	# 2 s into the storm, in hundredths of a percent
+	p0=$(wd pause_rx_duration_us) t0=$(date +%s%N)
+	sleep 2
+	p1=$(wd pause_rx_duration_us) t1=$(date +%s%N)
+	storm_wait
+	SHARE=$(((p1 - p0) * 10000 / ((t1 - t0) / 1000)))
+	wd_read wd_storms qlen || { kill "$ping"; return 1; }
+	STORMS=${WD[wd_storms]}
+	kill "$ping" 2>/dev/null
+	wait "$ping" 2>/dev/null
+	echo "blink $1 s: paused ${SHARE%??}.${SHARE: -2} % of the run, $STORMS storm(s)"
+}
+wd_blink() {
+	# XON for an instant: paused 99 % of the time or more, a storm
+	blink_run 0 || return 1
+	[ "$STORMS" -ge 1 ] || { echo "a partner pausing ${SHARE%??}.${SHARE: -2} % of the time was not flagged"; return 1; }
+	# XON for 20 ms of every 40: paused half the time, congestion, no storm
+	blink_run 0.02 || return 1
+	[ "$STORMS" -eq 0 ] || { echo "half the time paused was taken for a storm"; return 1; }
+}
+ktap_result "watchdog: a partner that lets the queue run only an instant before each XOFF is a storm; one that lets it run half the time is not" wd_blink
 
 wd_cleanup
 
