@@ -26,6 +26,9 @@
 #   - a netdev deleted while its device holds its link partner in XOFF and
 #     netlink dumps loop: the device stops sending PFC at NETDEV_UNREGISTER
 #     and keeps its own reference to the netdev until it is deallocated;
+#   - refused sch_pfc changes in two namespaces at once: each gets its own
+#     error message (pfc_errmsg.py; it was built in a static buffer read
+#     after RTNL was released);
 #   - sch_pfc's options fuzzed over rtnetlink while traffic crosses the
 #     port (pfc_tc_fuzz.py): refused requests change nothing, accepted ones
 #     exactly what they say, and the rules decide which is which;
@@ -50,7 +53,7 @@ as_userns() {
 }
 
 ktap_header
-ktap_plan 9
+ktap_plan 10
 
 modules_unload >/dev/null 2>&1
 # shellcheck disable=SC2015 # fail when either module does not load
@@ -87,6 +90,28 @@ tc_fuzz() {
 	return "$rc"
 }
 ktap_result "sch_pfc: 1500 fuzzed option sets (seed 20) under traffic; refused ones change nothing, accepted ones read back" tc_fuzz
+
+# ---- sch_pfc: each refused change gets its own error message -------------------
+errmsg_race() {
+	local i p pids=() rc=0
+	for i in 1 2; do
+		ip netns add "emsg$i" && ip -n "emsg$i" link add e0 type veth peer name e1 &&
+			ip -n "emsg$i" link set e0 up && "$T" -n "emsg$i" qdisc add dev e0 pfc 0x08 ||
+			rc=1
+	done
+	if [ "$rc" -eq 0 ]; then
+		for i in 1 2; do
+			ip netns exec "emsg$i" python3 "$HERE/pfc_errmsg.py" e0 --xoff $((i * 100000)) \
+				--count "$(scaled_count 10000 2000)" &
+			pids+=($!)
+		done
+		for p in "${pids[@]}"; do wait "$p" || rc=1; done
+	fi
+	ip netns del emsg1 2>/dev/null
+	ip netns del emsg2 2>/dev/null
+	return "$rc"
+}
+ktap_result "sch_pfc: refused changes in two namespaces at once, each answered with its own error message" errmsg_race
 
 # ---- PFC frames not from the link partner ----------------------------------
 # inject DEV ARGS...: pfc_inject.py out of DEV (3 XOFFs for priority 3,
