@@ -14,6 +14,9 @@
 #   - PFC frames not from the link partner (another destination address, a
 #     VLAN tag) pause nothing, at the endpoint and at the switch port, and
 #     are counted; a frame to the reserved address still pauses;
+#   - a QP dump asked for by an unprivileged user and read by the QPs'
+#     owner, an administrator, shows no QP: the requester's rights count,
+#     not the reader's (genl_deputy.py);
 #   - an unprivileged user reading the netlink family in a loop while
 #     devices are added and deleted gets well-formed answers: a device is
 #     visible only once registered (genl_race.py);
@@ -53,7 +56,7 @@ as_userns() {
 }
 
 ktap_header
-ktap_plan 10
+ktap_plan 11
 
 modules_unload >/dev/null 2>&1
 # shellcheck disable=SC2015 # fail when either module does not load
@@ -435,6 +438,11 @@ ktap_result "one short UDP datagram from an unprivileged user (IPv6; IPv4 with I
 # h1 sends XOFF when a received packet of priority 3 waited 100 us in its
 # receive backlog (often, under emulation, with two QPs writing 64 KiB
 # messages; a faster host may need a shorter wait): h2 writes to it, and
+# An unprivileged user's QP dump, read by the QPs' owner (root): judged by
+# who asked, not by who reads (genl_deputy.py).
+qp_dump_deputy() { fabric_in 1 python3 "$HERE/genl_deputy.py" h1 --qps 300; }
+ktap_result "netlink: a QP dump is judged by who asked: an unprivileged requester's dump read by the QPs' owner and an administrator shows none" qp_dump_deputy
+
 # the moment h1 has sent XOFF (its send timer armed) its eth0 is deleted
 # while an unprivileged user dumps the netlink family in h1's namespace.
 netdev_gone() {

@@ -9,7 +9,8 @@
 #   - bad input of every kind: one line on stderr, its own exit code,
 #     nothing changed (module not loaded, unknown device, not an rxecc
 #     device, unknown parameter, wrong type, out of range, no CAP_NET_ADMIN,
-#     another namespace's device);
+#     another namespace's device; another driver's device hidden from the
+#     namespace by the RDMA core's exclusive netns mode reads as no device);
 #   - a change through the tool changes the packets on the wire (tshark);
 #   - counters and QPs as the tool shows them while perftest runs;
 #   - a fixed-seed fuzz loop of malformed netlink requests.
@@ -22,7 +23,7 @@ ERR=$LOGDIR/tool.stderr
 NOCAP=(setpriv --bounding-set -net_admin --inh-caps -net_admin)
 
 ktap_header
-ktap_plan 16
+ktap_plan 17
 
 [ -x "$T" ] || { ktap_fail "the tool is built ($T)"; ktap_finished; }
 modules_unload >/dev/null 2>&1
@@ -68,6 +69,31 @@ rxe_load || { ktap_fail "load rdma_rxe"; ktap_finished; }
 # shellcheck disable=SC2015 # fail when either step fails
 veth_up y0v 10.9.9.1/24 >/dev/null && rdma link add y0 type rxe netdev y0v ||
 	{ ktap_fail "rdma_rxe device y0"; ktap_finished; }
+
+# The RDMA core's exclusive netns mode hides y0 from other namespaces: there
+# its name must read as no device at all, as a name nobody has does (it
+# once read "not an rxecc device", telling that it exists). The mode can
+# change only while no other namespace exists: before the fabric's.
+hidden_device() {
+	local rc=0
+	wait_for 10 rdma system set netns exclusive || { echo "no exclusive netns mode"; return 1; }
+	if ip netns add rxhide; then
+		expect_fail 3 "device 'y0': no rxecc device of that name" \
+			ip netns exec rxhide "$T" stats dev y0 || rc=1
+		expect_fail 3 "device 'y0': no rxecc device of that name" \
+			ip netns exec rxhide "$T" dcqcn set dev y0 rp_gd 3 || rc=1
+		expect_fail 3 "device 'nope': no rxecc device of that name" \
+			ip netns exec rxhide "$T" stats dev nope || rc=1
+		ip netns del rxhide
+	else
+		rc=1
+	fi
+	expect_fail 4 "device 'y0': not an rxecc device" "$T" stats dev y0 || rc=1
+	wait_for 10 rdma system set netns shared || { echo "shared netns mode not restored"; rc=1; }
+	return "$rc"
+}
+ktap_result "another driver's device hidden from a namespace (exclusive netns mode) reads there as no device, as an unknown name does" hidden_device
+
 fabric_init
 for i in 1 2; do
 	fabric_add_host $i || { ktap_fail "fabric host $i"; ktap_finished; }
@@ -176,7 +202,10 @@ devices() {
 	expect_fail 3 "device 'nope': no rxecc device" in1 "$T" dcqcn set dev nope rp_gd 3 || rc=1
 	expect_fail 4 "device 'y0': not an rxecc device" "$T" dcqcn set dev y0 rp_gd 3 || rc=1
 	expect_fail 4 "not an rxecc device" "$T" stats dev y0 || rc=1
-	# Another namespace's rxecc device does not exist for this one.
+	# Another namespace's rxecc device does not exist for this one; another
+	# driver's device the RDMA core shows everywhere (shared netns mode) is
+	# named (hidden_device: exclusive mode).
+	expect_fail 4 "device 'y0': not an rxecc device" in1 "$T" stats dev y0 || rc=1
 	expect_fail 3 "device 'h1'" fabric_in 2 "$T" dcqcn set dev h1 rp_gd 3 || rc=1
 	expect_fail 3 "device 'h2'" in1 "$T" qp show dev h2 || rc=1
 	expect_fail 7 "permission denied" in1 "${NOCAP[@]}" "$T" dcqcn set dev h1 rp_gd 3 || rc=1

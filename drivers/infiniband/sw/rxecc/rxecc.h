@@ -249,7 +249,13 @@ void rxecc_qp_cleanup(struct rxe_qp *qp);
 void rxecc_qp_free(struct rxe_qp *qp);
 void rxecc_qp_clear_counts(struct rxe_qp *qp);
 int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
-bool rxecc_qp_of_current(struct rxe_qp *qp);
+/* Who reads about QPs: an administrator of the namespace, or a process. */
+struct rxecc_reader {
+	struct pid *tgid;	/* its thread group; NULL: none */
+	bool admin;		/* CAP_NET_ADMIN over the device's namespace */
+};
+
+bool rxecc_qp_visible(struct rxe_qp *qp, const struct rxecc_reader *r);
 /* mlx5's RoCE packet type in a UD receive completion's sl */
 #define RXECC_WC_SL_ROCE_UDP	0x8
 #define RXECC_WC_SL_IPV6	0x1

@@ -158,7 +158,10 @@ static struct net *rxecc_nl_net(struct sk_buff *skb)
 
 /*
  * The device a request names, with rxecc_devices_lock() held. Every failure
- * says what was wrong with which attribute.
+ * says what was wrong with which attribute. A device of another driver is
+ * named as such only if the RDMA core lets the caller's namespace see it
+ * (`rdma dev` shows it there): one it hides (exclusive netns mode) gets the
+ * answer a name nobody has gets, so that no name leaks across namespaces.
  */
 static struct rxe_dev *rxecc_nl_dev(struct sk_buff *skb, struct nlattr **attrs,
 				    struct netlink_ext_ack *extack)
@@ -179,10 +182,11 @@ static struct rxe_dev *rxecc_nl_dev(struct sk_buff *skb, struct nlattr **attrs,
 			return rxe;
 		other = ib_device_get_by_name(nla_data(name), RDMA_DRIVER_UNKNOWN);
 		if (other) {
-			bool ours = rxecc_owns(other);
+			bool foreign = !rxecc_owns(other) &&
+				       rdma_dev_access_netns(other, rxecc_nl_net(skb));
 
 			ib_device_put(other);
-			if (!ours) {
+			if (foreign) {
 				NL_SET_ERR_MSG_ATTR(extack, name,
 						    "DEV_NAME: not an rxecc device");
 				return ERR_PTR(-EOPNOTSUPP);
@@ -774,15 +778,24 @@ cancel:
 }
 
 /*
- * May the reader of @cb see @qp? An administrator of the namespace sees
- * every QP; anyone else the QPs their own process created (rxecc's state
- * of a QP is its owner's business; its numbers and PSNs ib_core's `rdma res`
- * shows to everyone anyway, so the defence against forged packets is in the
- * receive path's checks).
+ * Who asked for a QP dump, judged once, when the request came (its socket
+ * and its task): the dump goes on in whichever task reads the socket
+ * later, which may be another process with other rights (a socket passed
+ * on, or read by a privileged process on an unprivileged user's behalf).
+ * cb->args[3]: the requester's thread group (a reference, put at the end),
+ * [4]: 1 if it administers the namespace.
  */
-static bool rxecc_nl_qp_visible(struct netlink_callback *cb, struct rxe_qp *qp)
+static int rxecc_nl_qp_dump_start(struct netlink_callback *cb)
 {
-	return netlink_net_capable(cb->skb, CAP_NET_ADMIN) || rxecc_qp_of_current(qp);
+	cb->args[3] = (long)get_pid(task_tgid(current));
+	cb->args[4] = netlink_net_capable(cb->skb, CAP_NET_ADMIN);
+	return 0;
+}
+
+static int rxecc_nl_qp_dump_done(struct netlink_callback *cb)
+{
+	put_pid((struct pid *)cb->args[3]);
+	return 0;
 }
 
 /*
@@ -792,6 +805,10 @@ static bool rxecc_nl_qp_visible(struct netlink_callback *cb, struct rxe_qp *qp)
 static int rxecc_nl_qp_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
+	const struct rxecc_reader r = {
+		.tgid = (struct pid *)cb->args[3],
+		.admin = cb->args[4],
+	};
 	struct rxe_dev *rxe;
 	struct rxe_qp *qp;
 	unsigned long qpn;
@@ -819,7 +836,7 @@ static int rxecc_nl_qp_dump(struct sk_buff *skb, struct netlink_callback *cb)
 		}
 		qpn = cb->args[1];
 		while ((qp = rxecc_nl_next_qp(rxe, &qpn))) {
-			err = !rxecc_nl_qp_visible(cb, qp) ? 0 :
+			err = !rxecc_qp_visible(qp, &r) ? 0 :
 			      rxecc_nl_fill_qp(skb, NETLINK_CB(cb->skb).portid,
 					       cb->nlh->nlmsg_seq, rxe, qp);
 			rxe_put(qp);
@@ -885,7 +902,9 @@ static const struct genl_ops rxecc_nl_ops[] = {
 	},
 	{
 		.cmd = RXECC_CMD_QP_GET,
+		.start = rxecc_nl_qp_dump_start,
 		.dumpit = rxecc_nl_qp_dump,
+		.done = rxecc_nl_qp_dump_done,
 		.policy = rxecc_nl_dev_policy,
 		.maxattr = ARRAY_SIZE(rxecc_nl_dev_policy) - 1,
 	},

@@ -217,27 +217,50 @@ void rxecc_qp_clear_counts(struct rxe_qp *qp)
 	spin_unlock_irqrestore(&cc->lock, flags);
 }
 
-/* Did the process reading about @qp (netlink dumps run in it) create it? */
-bool rxecc_qp_of_current(struct rxe_qp *qp)
+/*
+ * May @r read rxecc's state of @qp? An administrator of the namespace may;
+ * anyone else only about the QPs their own process created (rxecc's state
+ * of a QP is its owner's business; its numbers and PSNs ib_core's `rdma
+ * res` shows to everyone anyway, so the defence against forged packets is
+ * in the receive path's checks).
+ */
+bool rxecc_qp_visible(struct rxe_qp *qp, const struct rxecc_reader *r)
 {
 	struct task_struct *owner = qp->ibqp.res.task;
 
-	return owner && !rdma_is_kernel_res(&qp->ibqp.res) &&
-	       task_tgid(owner) == task_tgid(current);
+	return r->admin || (r->tgid && owner && !rdma_is_kernel_res(&qp->ibqp.res) &&
+			    task_tgid(owner) == r->tgid);
 }
 
 /*
  * `rdma res show qp -dd`: rxecc's state of the QP, for an administrator of
  * its namespace or the QP's own process (as QP_GET of the rxecc family).
+ * The RDMA core does not say who asked: a dump goes on in whichever task
+ * reads the socket, so the socket's opener counts too (@msg is owned by
+ * the socket that asked while a dump fills it; a doit's runs in the
+ * requester): an administrator's rights must be the opener's and the
+ * reader's, and the owner's process reads its QPs only from a socket its
+ * own user opened.
  */
+static void rxecc_res_reader(struct sk_buff *msg, struct user_namespace *ns,
+			     struct rxecc_reader *r)
+{
+	const struct file *f = msg->sk && msg->sk->sk_socket ? msg->sk->sk_socket->file : NULL;
+
+	r->admin = ns_capable_noaudit(ns, CAP_NET_ADMIN) &&
+		   (!f || file_ns_capable(f, ns, CAP_NET_ADMIN));
+	r->tgid = !f || uid_eq(f->f_cred->euid, current_euid()) ? task_tgid(current) : NULL;
+}
+
 int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct rxe_dev *rxe = to_rdev(ibqp->device);
+	struct rxecc_reader r;
 	struct rxecc_qp_snap s;
 	struct nlattr *table;
 
-	if (!ns_capable_noaudit(rxe->cc.net->user_ns, CAP_NET_ADMIN) &&
-	    !rxecc_qp_of_current(to_rqp(ibqp)))
+	rxecc_res_reader(msg, rxe->cc.net->user_ns, &r);
+	if (!rxecc_qp_visible(to_rqp(ibqp), &r))
 		return 0;
 	rxecc_qp_snapshot(to_rqp(ibqp), &s);
 	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
