@@ -55,11 +55,22 @@ static inline u64 pfc_quanta_ns(u32 quanta, u32 mbps)
 }
 
 /*
+ * A macvlan or ipvlan device (their taps too): one of several children of
+ * one link, which is the lower device's.
+ */
+static inline bool pfc_dev_is_link_child(const struct net_device *dev)
+{
+	const char *kind = dev->rtnl_link_ops ? dev->rtnl_link_ops->kind : "";
+
+	return netif_is_macvlan(dev) || !strcmp(kind, "ipvlan") || !strcmp(kind, "ipvtap");
+}
+
+/*
  * Parse the MAC control frame in @skb (data at the opcode, as a packet_type
  * handler sees it). Returns 0, -EOPNOTSUPP for another MAC control opcode,
  * -EPERM for a frame not from the link partner (another destination, a
- * frame for another host, one that came in on a VLAN device), or -EINVAL for a malformed PFC frame
- * (short, or upper vector bits set).
+ * frame for another host, one that came in on a VLAN device), or -EINVAL
+ * for a malformed PFC frame (short, or upper vector bits set).
  */
 static inline int pfc_frame_parse(const struct sk_buff *skb, struct pfc_frame *f)
 {

@@ -13,7 +13,9 @@
 #     the default quanta (pfc_refresh.py);
 #   - PFC frames not from the link partner (another destination address, a
 #     VLAN tag) pause nothing, at the endpoint and at the switch port, and
-#     are counted; a frame to the reserved address still pauses;
+#     are counted; a frame to the reserved address still pauses; a
+#     co-tenant's frames from a sibling macvlan (bridge mode loops them
+#     back) pause nothing, the link partner's through the lower device do;
 #   - a QP dump asked for by an unprivileged user and read by the QPs'
 #     owner, an administrator, shows no QP: the requester's rights count,
 #     not the reader's (genl_deputy.py);
@@ -56,7 +58,7 @@ as_userns() {
 }
 
 ktap_header
-ktap_plan 11
+ktap_plan 12
 
 modules_unload >/dev/null 2>&1
 # shellcheck disable=SC2015 # fail when either module does not load
@@ -165,6 +167,36 @@ foreign_frames() {
 	return "$rc"
 }
 ktap_result "PFC frames to another address, broadcast, another group or with a VLAN ID pause nothing and are counted (endpoint and switch port); to 01:80:C2:00:00:01 they pause" foreign_frames
+
+# ---- PFC from a macvlan sibling -------------------------------------------------
+# An rxecc device on macvlan mva (bridge mode) over ml0, whose link partner
+# is ml1; a co-tenant in its own namespace has the sibling macvlan mvb and
+# CAP_NET_RAW there. Bridge mode loops the co-tenant's multicast back to
+# mva: its XOFFs must pause nothing. The link partner's pause the device.
+macvlan_sibling() {
+	local p0 n rc=0
+	ip link add ml0 type veth peer name ml1 && ip link set ml0 up && ip link set ml1 up &&
+		ip link add link ml0 name mva type macvlan mode bridge && ip link set mva up &&
+		ip addr add 10.31.0.1/24 dev mva && rdma_link_add mv0 rxecc mva || return 1
+	"$T" dcqcn set dev mv0 pfc_enable 0x08 || return 1
+	ip netns add mvb && ip link add link ml0 name mvb type macvlan mode bridge &&
+		ip link set mvb netns mvb && ip -n mvb link set mvb up || return 1
+	p0=$(port_counter mv0 rx_prio3_pause)
+	n=$(ip netns exec mvb python3 "$HERE/pfc_inject.py" mvb --prio 3 --period 0.01 --count 3 |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["frames"])') || rc=1
+	sleep 0.2
+	echo "co-tenant's $n frames: rx_prio3_pause +$(($(port_counter mv0 rx_prio3_pause) - p0)) (want +0)"
+	[ $(($(port_counter mv0 rx_prio3_pause) - p0)) -eq 0 ] || rc=1
+	n=$(inject ml1) || rc=1
+	sleep 0.2
+	echo "link partner's $n frames: rx_prio3_pause +$(($(port_counter mv0 rx_prio3_pause) - p0)) (want +$n)"
+	[ $(($(port_counter mv0 rx_prio3_pause) - p0)) -eq "$n" ] || rc=1
+	rdma link delete mv0
+	ip netns del mvb
+	ip link del ml0
+	return "$rc"
+}
+ktap_result "PFC frames a co-tenant sends from a sibling macvlan (bridge mode) pause nothing; the link partner's, through the lower device, pause" macvlan_sibling
 
 # ---- PFC frames only out of Ethernet ports -----------------------------------
 # A switch namespace routes what a host sends to its bridge br0 out of out0

@@ -83,6 +83,7 @@ struct rxecc_pfc {
 	u64 since[8];			/* ns, start of the current pause */
 	u64 until[8];			/* ns, its end */
 	struct list_head waiters[8];	/* struct rxecc_qp.pfc_node */
+	struct list_head waking;	/* theirs, once their pause ended */
 	/* jiffies: until then QPs of the priority ask for an ACK per packet */
 	unsigned long ack_until[8];
 	unsigned long ack_until_any;	/* the latest of them */

@@ -800,8 +800,14 @@ static int rxecc_nl_qp_dump_done(struct netlink_callback *cb)
 
 /*
  * One message per QP. cb->args[0]: index of the device being dumped, [1]:
- * next QP number, [2]: 1 if the request named one device.
+ * next QP number, [2]: 1 if the request named one device. The locks are
+ * let go every RXECC_NL_QP_CHUNK QPs walked (a reader who may see few of
+ * them walks them all before the message fills): a dump of many QPs does
+ * not hold configuration and device teardown back for its whole length.
+ * The cursor then finds the device again by its index.
  */
+#define RXECC_NL_QP_CHUNK	64
+
 static int rxecc_nl_qp_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
@@ -809,6 +815,7 @@ static int rxecc_nl_qp_dump(struct sk_buff *skb, struct netlink_callback *cb)
 		.tgid = (struct pid *)cb->args[3],
 		.admin = cb->args[4],
 	};
+	unsigned int walked = 0;
 	struct rxe_dev *rxe;
 	struct rxe_qp *qp;
 	unsigned long qpn;
@@ -827,6 +834,7 @@ static int rxecc_nl_qp_dump(struct sk_buff *skb, struct netlink_callback *cb)
 		cb->args[0] = rxe->ib_dev.index;
 		cb->args[2] = 1;
 	}
+again:
 	while ((rxe = rxecc_dev_next(rxecc_nl_net(skb), cb->args[0]))) {
 		if (cb->args[2] && rxe->ib_dev.index != cb->args[0])
 			break;
@@ -843,6 +851,14 @@ static int rxecc_nl_qp_dump(struct sk_buff *skb, struct netlink_callback *cb)
 			if (err)
 				goto out;
 			cb->args[1] = ++qpn;
+			if (++walked % RXECC_NL_QP_CHUNK)
+				continue;
+			mutex_unlock(&rxecc_cc_mutex);
+			rxecc_devices_unlock();
+			cond_resched();
+			rxecc_devices_lock();
+			mutex_lock(&rxecc_cc_mutex);
+			goto again;
 		}
 		if (cb->args[2])
 			break;

@@ -285,28 +285,47 @@ static enum hrtimer_restart rxecc_pfc_tx_timer_fn(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
-/* Priority @p runs again (lock held); its waiting QPs are scheduled. */
+/*
+ * Priority @p runs again (lock held); its waiting QPs move to the waking
+ * list, which rxecc_pfc_wake() empties once the caller has released the
+ * lock.
+ */
 static void rxecc_pfc_resume(struct rxe_dev *rxe, int p, u64 end)
 {
 	struct rxecc_pfc *pfc = &rxe->cc.pfc;
-	struct rxecc_qp *cc, *tmp;
 
 	pfc->paused &= ~BIT(p);
 	atomic64_add(div_u64(end - pfc->since[p], NSEC_PER_USEC),
 		     &rxe->stats_counters[RXECC_PFC_CNT(p, RXECC_PFC_RX_PAUSE_DURATION)]);
-	list_for_each_entry_safe(cc, tmp, &pfc->waiters[p], pfc_node) {
-		struct rxe_qp *qp = cc->qp;
+	list_splice_tail_init(&pfc->waiters[p], &pfc->waking);
+}
 
+/*
+ * Schedule the QPs whose pause ended, one per hold of the lock: with
+ * thousands waiting, scheduling them all in one hold kept interrupts off
+ * for as long. A QP leaves either list (under the lock) at reset and at
+ * cleanup, before it is freed, so it is scheduled under the lock; between
+ * two QPs interrupts run.
+ */
+static void rxecc_pfc_wake(struct rxecc_pfc *pfc)
+{
+	struct rxecc_qp *cc;
+	unsigned long flags;
+
+	for (;;) {
+		spin_lock_irqsave(&pfc->lock, flags);
+		cc = list_first_entry_or_null(&pfc->waking, struct rxecc_qp, pfc_node);
+		if (!cc) {
+			spin_unlock_irqrestore(&pfc->lock, flags);
+			return;
+		}
 		list_del_init(&cc->pfc_node);
-		/*
-		 * A QP leaves the list (under this lock) at reset and at
-		 * cleanup, before it is freed.
-		 */
 		if (cc->pfc_wait & RXECC_WAIT_REQ)
-			rxecc_qp_sched(qp, false);
+			rxecc_qp_sched(cc->qp, false);
 		if (cc->pfc_wait & RXECC_WAIT_RESP)
-			rxecc_qp_sched(qp, true);
+			rxecc_qp_sched(cc->qp, true);
 		cc->pfc_wait = 0;
+		spin_unlock_irqrestore(&pfc->lock, flags);
 	}
 }
 
@@ -338,6 +357,7 @@ static enum hrtimer_restart rxecc_pfc_timer_fn(struct hrtimer *t)
 			rxecc_pfc_resume(rxe, p, pfc->until[p]);
 	rxecc_pfc_arm(pfc);
 	spin_unlock_irqrestore(&pfc->lock, flags);
+	rxecc_pfc_wake(pfc);
 	return HRTIMER_NORESTART;
 }
 
@@ -386,30 +406,54 @@ static void rxecc_pfc_apply(struct rxe_dev *rxe, const struct pfc_frame *f)
 	}
 	rxecc_pfc_arm(pfc);
 	spin_unlock_irqrestore(&pfc->lock, flags);
+	rxecc_pfc_wake(pfc);
 }
 
-static int rxecc_pfc_rcv(struct sk_buff *skb, struct net_device *dev,
-			 struct packet_type *pt, struct net_device *orig_dev)
+/* The parsed frame @f (@err: pfc_frame_parse()'s), for @dev's rxecc device if any. */
+static void rxecc_pfc_rcv_dev(struct net_device *dev, const struct pfc_frame *f, int err)
 {
 	struct ib_device *ibdev;
-	struct pfc_frame f;
-	int err;
 
 	ibdev = ib_device_get_by_netdev(dev, RDMA_DRIVER_RXE);
 	if (!ibdev)
-		goto out;
+		return;
 	if (rxecc_owns(ibdev)) {
 		struct rxe_dev *rxe = container_of(ibdev, struct rxe_dev, ib_dev);
 
-		err = pfc_frame_parse(skb, &f);
 		if (!err)
-			rxecc_pfc_apply(rxe, &f);
+			rxecc_pfc_apply(rxe, f);
 		else if (err == -EINVAL)
 			rxe_counter_inc(rxe, RXECC_CNT_PFC_RX_MALFORMED);
 		else if (err == -EPERM)
 			rxe_counter_inc(rxe, RXECC_CNT_PFC_RX_REJECTED);
 	}
 	ib_device_put(ibdev);
+}
+
+/*
+ * A MAC control frame received on @dev. It is the link partner's for the
+ * device on @dev and for those on the macvlan and ipvlan devices above it
+ * (their link is @dev's). What reaches a macvlan or ipvlan device itself is
+ * not taken, nor counted: a copy of what its lower device received (taken
+ * there), or a sibling's own multicast looped back to it (bridge mode), by
+ * which a co-tenant with CAP_NET_RAW could pause the device at will.
+ */
+static int rxecc_pfc_rcv(struct sk_buff *skb, struct net_device *dev,
+			 struct packet_type *pt, struct net_device *orig_dev)
+{
+	struct net_device *upper;
+	struct list_head *iter;
+	struct pfc_frame f;
+	int err;
+
+	if (pfc_dev_is_link_child(dev))
+		goto out;
+	err = pfc_frame_parse(skb, &f);
+	rxecc_pfc_rcv_dev(dev, &f, err);
+	if (!err)
+		netdev_for_each_upper_dev_rcu(dev, upper, iter)
+			if (pfc_dev_is_link_child(upper))
+				rxecc_pfc_rcv_dev(upper, &f, err);
 out:
 	consume_skb(skb);
 	return NET_RX_SUCCESS;
@@ -450,6 +494,7 @@ void rxecc_pfc_dev_init(struct rxe_dev *rxe)
 	pfc->tx_timer.function = rxecc_pfc_tx_timer_fn;
 	for (p = 0; p < PFC_NUM_PRIO; p++)
 		INIT_LIST_HEAD(&pfc->waiters[p]);
+	INIT_LIST_HEAD(&pfc->waking);
 }
 
 /*
