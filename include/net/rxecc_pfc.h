@@ -48,6 +48,14 @@ struct pfc_frame {
 	u16 time[PFC_NUM_PRIO];		/* quanta; 0 = resume now (XON) */
 };
 
+/*
+ * The shortest interval between two refreshes of an XOFF, at a switch port
+ * and at an endpoint: whatever the quanta and link speed, a pause is
+ * refreshed at most once a millisecond (a software port pays for each frame
+ * in CPU time; sch_pfc.c says more).
+ */
+#define PFC_REFRESH_MIN_NS	NSEC_PER_MSEC
+
 /* Nanoseconds that @quanta pause a link of @mbps Mbit/s. */
 static inline u64 pfc_quanta_ns(u32 quanta, u32 mbps)
 {

@@ -71,7 +71,6 @@
  * XON (thousands of frames a second and a third of a 2-CPU guest in
  * softirq, open to a user namespace's root on its own veth).
  */
-#define PFC_REFRESH_MIN_NS	NSEC_PER_MSEC
 #define PFC_REFRESH_MTUS	4
 
 #define PFC_DEF_LIMIT		(1024 * 1024)

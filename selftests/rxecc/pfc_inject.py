@@ -6,6 +6,9 @@ one priority every PERIOD seconds for DURATION seconds, then one XON.
 (another destination address, a VLAN tag). --blink GAP makes a partner that
 keeps a queue paused but for a moment now and then: before every XOFF but
 the first, an XON, then the XOFF GAP seconds later (0: at once).
+--sll-protocol P sends with skb->protocol P instead of the frame's own
+EtherType (AF_PACKET takes it from the address): macvlan and ipvlan drop
+PAUSE frames (by skb->protocol) instead of looping them back to siblings.
 With --go FILE it starts once FILE exists (a caller can start it early, as
 a Python start takes seconds on a slow emulated CPU, and say when).
 Prints JSON: frames sent, the wall-clock times (as pcap timestamps) of the
@@ -42,6 +45,8 @@ def main() -> None:
     ap.add_argument("--count", type=int, help="send this many XOFFs (instead of --duration)")
     ap.add_argument("--no-xon", action="store_true", help="end without the XON")
     ap.add_argument("--blink", type=float, help="an XON this long before every XOFF but the first")
+    ap.add_argument("--sll-protocol", type=lambda v: int(v, 0), default=0,
+                    help="skb->protocol to send with (default: the frame's EtherType)")
     ap.add_argument("--go", help="start once this file exists")
     ap.add_argument("--go-timeout", type=float, default=300.0)
     a = ap.parse_args()
@@ -51,6 +56,7 @@ def main() -> None:
     dst = bytes.fromhex(a.dst.replace(":", ""))
     xoff = frame(src, a.prio, a.quanta, dst, a.vlan)
     xon = frame(src, a.prio, 0, dst, a.vlan)
+    to = (a.iface, a.sll_protocol)
     if a.go:
         deadline = time.time() + a.go_timeout
         while not os.path.exists(a.go):
@@ -66,17 +72,17 @@ def main() -> None:
         max_gap = max(max_gap, now - last)
         last = now
         if a.blink is not None and n:
-            s.send(xon)
+            s.sendto(xon, to)
             xons += 1
             if a.blink:
                 time.sleep(a.blink)
-        s.send(xoff)
+        s.sendto(xoff, to)
         n += 1
         time.sleep(a.period)
     xon_at = time.time()
     xoffs = n
     if not a.no_xon:
-        s.send(xon)
+        s.sendto(xon, to)
         n += 1
     print(json.dumps({"frames": n + xons, "xoff": xoffs, "blink_xon": xons,
                       "first_at": first, "last_at": last,

@@ -31,7 +31,9 @@
 #   - 100 ms: each XOFF held 100 ms is a storm (a warning and an error
 #     event, a log line) and ends with its XON at 100-200 ms; h1 pauses
 #     again only after its backlog was short (no packet for pfc_rx_xoff):
-#     under half the time in XOFF, and of the frames.
+#     under half the time in XOFF, and of the frames;
+#   - link_speed 1 Tbit/s (a pause of 33.5 us): the XOFF refreshed at most
+#     once a millisecond.
 # Then Debian's node_exporter (make deps unpacks it under build/peers, never
 # installed on the host) serves h1's `rxecc metrics` through its textfile
 # collector, as an operator's cron job would feed it: it parses the file and
@@ -50,7 +52,7 @@ TOS=0x60		# DSCP 24: priority 3 through the default DSCP map
 GO=$LOGDIR/wd-go
 
 ktap_header
-ktap_plan 8
+ktap_plan 9
 
 modules_unload >/dev/null 2>&1
 # (rdma_rxecc for `rxecc monitor`, which joins its netlink family)
@@ -412,6 +414,20 @@ stall_on() {
 		metric_is "rxecc_port_tx_prio_pause_total{$l,prio=3}" "$3.0"
 }
 ktap_result "endpoint pause-storm prevention: XOFF held 100 ms is a storm (warning and error events, a log line) ended by its XON at 100-200 ms; under half the time in XOFF; rxecc metrics exports the counters" stall_on
+
+# At link_speed 1 Tbit/s the largest pause lasts 33.5 us: h1's refresh of
+# its XOFF once came every 16.8 us for as long as it held it. It comes at
+# most once a millisecond.
+stall_fast_link() {
+	local rc=0
+	fabric_dcqcn 1 set link_speed 1000000 || return 1
+	storm_run 0 || rc=1
+	fabric_dcqcn 1 set link_speed 1gbit || rc=1
+	[ "$rc" -eq 0 ] || return 1
+	echo "h1 in XOFF $XOFF_MS ms at 1 Tbit/s: $FRAMES PFC frames (at most one a millisecond)"
+	[ "$XOFF_MS" -ge 1000 ] && [ "$FRAMES" -le $((XOFF_MS * 5 / 4 + 10)) ]
+}
+ktap_result "endpoint at link_speed 1 Tbit/s: its XOFF refreshed at most once a millisecond while it holds it" stall_fast_link
 
 NODE_EXPORTER=$RXECC_TOP/build/peers/prometheus-node-exporter/root/usr/bin/prometheus-node-exporter
 # scrape: node_exporter's page, into $LOGDIR/node_exporter.txt.

@@ -23,7 +23,7 @@
  * dscp2prio) waited until it was taken (rxecc_pfc_rx()). When one
  * waited pfc_rx_xoff microseconds or more, a soft hrtimer sends XOFF out of
  * the netdev (past its queues, as a MAC control frame), refreshes it at half
- * its pause time and sends XON when a packet waited pfc_rx_xon or less, or
+ * its pause time (at most once a millisecond) and sends XON when a packet waited pfc_rx_xon or less, or
  * when none came for pfc_rx_xoff since the XOFF and the last packet.
  *
  * Pause-storm prevention (mlx5's stall prevention): a priority held in XOFF
@@ -202,10 +202,10 @@ static bool rxecc_pfc_storm_check(struct rxe_dev *rxe, int p, u64 now, u64 minor
 /*
  * Per priority: XOFF when a packet waited pfc_rx_xoff or longer since the
  * last run (and the latest did not wait pfc_rx_xon or less); then a refresh
- * at half the pause time while it lasts; XON when a packet waited pfc_rx_xon
- * or less, or when none came for pfc_rx_xoff since the XOFF and the last
- * packet (the link partner holds them; nothing of the priority is left
- * here), or when sending is off. The XOFF a packet asked for is sent however
+ * at half the pause time (at most once a ms) while it lasts; XON when a
+ * packet waited pfc_rx_xon or less, or when none came for pfc_rx_xoff
+ * since the XOFF and the last packet (the link partner holds them; nothing
+ * of the priority is left here), or when sending is off. The XOFF a packet asked for is sent however
  * late this timer runs: a slow host runs it long after the packet.
  */
 static enum hrtimer_restart rxecc_pfc_tx_timer_fn(struct hrtimer *t)
@@ -222,7 +222,9 @@ static enum hrtimer_restart rxecc_pfc_tx_timer_fn(struct hrtimer *t)
 	rcu_read_lock();
 	cfg = rcu_dereference(rxe->cc.cfg);
 	if (cfg) {
-		half = pfc_quanta_ns(PFC_QUANTA_MAX, rxecc_link_mbps(rxe, cfg)) / 2;
+		/* at most once a ms, whatever the link speed (up to 1 Tbit/s) */
+		half = max_t(u64, pfc_quanta_ns(PFC_QUANTA_MAX, rxecc_link_mbps(rxe, cfg)) / 2,
+			     PFC_REFRESH_MIN_NS);
 		xoff_ns = (u64)cfg->pfc_rx_xoff * NSEC_PER_USEC;
 		xon_ns = (u64)cfg->pfc_rx_xon * NSEC_PER_USEC;
 		minor = rxecc_pfc_minor_ns(cfg);
