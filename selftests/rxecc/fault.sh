@@ -17,7 +17,11 @@
 #     requesters built the packets they had no buffer for again
 #     (tx_nomem_retry, patch 0009; rxe 6.1 failed the QP), and a lost ACK or
 #     response is retransmitted; the fabric moves verified data once the
-#     faults stop.
+#     faults stop;
+#   - every allocation of a QP's rxecc state failing while the host's own
+#     qdisc drops its packets: the QP is retried by the device's timer (at
+#     most once a millisecond), not at once without end, and its transfer
+#     verifies.
 # No kernel report and no kmemleak object (ci/guest/init.sh) may follow.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fabric.sh"
@@ -31,7 +35,7 @@ FI=/sys/kernel/debug
 	ktap_exit_skip "this kernel has no fault injection (failslab, fail_page_alloc): make check-debug runs this test"
 
 ktap_header
-ktap_plan 5
+ktap_plan 6
 
 # Both attributes armed only through fail-nth (probability 0), for every
 # GFP mode and page order; user pages (highmem flag) excluded, so that the
@@ -171,6 +175,48 @@ skb_faults() {
 }
 ktap_result "2:1 incast with DCQCN while 1 % of socket buffer allocations fail: both transfers verified, the requesters' failed buffers retried (tx_nomem_retry)" skb_faults
 echo "rxecc-fault: injection off" >/dev/kmsg
+
+# Every allocation of a QP's rxecc state fails (failslab on the rxecc_qp
+# cache) while h2's own egress qdisc (tbf, 1 Mbit/s, 8 KB) drops its
+# packets: a dropped packet whose QP has no state to wait on was built
+# again at once, and again, spinning in softirq for as long as both lasted.
+# Now the device's retry timer schedules the QPs again, once a millisecond
+# at most: tx_local_retry grows by about a thousand a second per QP at most,
+# and the transfer still verifies.
+nostate_retry() {
+	local slab=/sys/kernel/slab/rxecc_qp/failslab r0 r1 t0 ms code rc=0
+	if ! echo 1 >"$slab" 2>/dev/null; then
+		ktap_skip_this "the rxecc_qp cache cannot be marked for failslab (merged with another; boot with slab_nomerge)"
+		return 0
+	fi
+	fabric_dcqcn_all set rp_enable none np_enable none || rc=1
+	fabric_in 2 tc qdisc replace dev eth0 root tbf rate 1mbit burst 4kb limit 8kb || rc=1
+	verbs_server nostate 19530 60 || rc=1
+	if [ "$rc" -eq 0 ]; then
+		echo Y >"$FI/failslab/cache-filter"
+		echo -1 >"$FI/failslab/times"
+		echo 100 >"$FI/failslab/probability"
+		r0=$(port_counter h2 tx_local_retry) t0=$(date +%s%N)
+		fabric_in 2 timeout "$(scaled_time 120)" "$VERBS" client "$(fabric_ip 1)" -p 19530 \
+			--seed 19530 --timeout 30 --duration 3 --ack-timeout 14 \
+			>"$LOGDIR/nostate.c.json" 2>"$LOGDIR/nostate.c.err"
+		code=$?
+		r1=$(port_counter h2 tx_local_retry) ms=$((($(date +%s%N) - t0) / 1000000))
+		echo 0 >"$FI/failslab/probability"
+		echo N >"$FI/failslab/cache-filter"
+		echo "h2: exit $code: $(verbs_summary "$LOGDIR/nostate.c.json" 2>/dev/null ||
+			grep -m1 rxecc-verbs "$LOGDIR/nostate.c.err")"
+		echo "h2: tx_local_retry +$((r1 - r0)) in $ms ms, $(((r1 - r0) * 1000 / (ms + 1)))/s (a QP without state: about 1000/s at most)"
+		[ "$code" -eq 0 ] && [ $((r1 - r0)) -gt 0 ] &&
+			[ $(((r1 - r0) * 1000 / (ms + 1))) -le 3000 ] || rc=1
+		wait_for 20 gone "${VERBS_S[nostate]}" || kill_tree "${VERBS_S[nostate]}"
+		wait "${VERBS_S[nostate]}" 2>/dev/null
+	fi
+	echo 0 >"$slab"
+	fabric_in 2 tc qdisc del dev eth0 root 2>/dev/null
+	return "$rc"
+}
+ktap_result "a QP whose state cannot be allocated, its packets dropped by the local qdisc: retried by the device's timer, not at once without end; the transfer verifies" nostate_retry
 
 after_faults() {
 	sleep 2

@@ -16,6 +16,10 @@
 #     are counted; a frame to the reserved address still pauses; a
 #     co-tenant's frames from a sibling macvlan (bridge mode loops them
 #     back) pause nothing, the link partner's through the lower device do;
+#   - 10,000 QPs held by a PFC pause all run again at its XON, scheduled
+#     one per hold of the pause lock (the debug kernel's irqsoff tracer
+#     bounds the time with interrupts off), and a QP dump, which lets its
+#     locks go every 64 QPs, has each of them once (qp_many.py);
 #   - a QP dump asked for by an unprivileged user and read by the QPs'
 #     owner, an administrator, shows no QP: the requester's rights count,
 #     not the reader's (genl_deputy.py);
@@ -58,7 +62,7 @@ as_userns() {
 }
 
 ktap_header
-ktap_plan 12
+ktap_plan 13
 
 modules_unload >/dev/null 2>&1
 # shellcheck disable=SC2015 # fail when either module does not load
@@ -205,6 +209,28 @@ macvlan_sibling() {
 	return "$rc"
 }
 ktap_result "PFC frames a co-tenant sends from a sibling macvlan (bridge mode) pause nothing; the link partner's, through the lower device, pause" macvlan_sibling
+
+# ---- 10,000 QPs: the end of a pause, the dump ---------------------------------
+# 10,000 UD QPs wait at the PFC gate of a paused priority; the XON schedules
+# them all (one per hold of the pause lock: interrupts on in between; the
+# debug kernel's irqsoff tracer measures the longest stretch off), every
+# SEND completes, and a QP dump (its locks let go every 64 QPs) has each QP
+# once (qp_many.py).
+many_qps() {
+	local idx rc=0
+	veth_up mq0 10.32.0.1/24 && rdma_link_add mq rxecc mq0 || return 1
+	"$T" dcqcn set dev mq pfc_enable 0x08 roce_prio 3 link_speed 1 rp_enable none \
+		np_enable none || rc=1
+	idx=$(wait_gid mq 10.32.0.1) || rc=1
+	if [ "$rc" -eq 0 ]; then
+		python3 "$HERE/qp_many.py" mq "$idx" mq0-p --qps 10000 \
+			--timeout "$(scaled_time 120)" --max-irqsoff-us 10000 || rc=1
+	fi
+	rdma link delete mq
+	ip link del mq0
+	return "$rc"
+}
+ktap_result "10,000 QPs held by a PFC pause: all scheduled again by its XON, one per hold of the pause lock, every SEND completed; a QP dump has each once" many_qps
 
 # ---- PFC frames only out of Ethernet ports -----------------------------------
 # A switch namespace routes what a host sends to its bridge br0 out of out0

@@ -128,6 +128,9 @@ struct rxecc_dev {
 	u32 port_mbps;		/* port speed (ethtool), 0 if unknown */
 	struct rxecc_cc_config __rcu *cfg; /* from registration to deallocation */
 	struct rxecc_pfc pfc;
+	/* schedules every QP again when one had no state to wait with */
+	struct hrtimer retry_timer;
+	u64 retry_gap_ns;	/* ... this long after it was asked */
 };
 
 /*
@@ -285,6 +288,8 @@ bool rxecc_rp_ack_req(struct rxe_qp *qp);
 /* Packets built again (rxecc_retry.c). */
 /* The requester's packet was dropped by the local stack: retry it later. */
 void rxecc_tx_dropped(struct rxe_qp *qp);
+void rxecc_retry_dev_init(struct rxe_dev *rxe);
+void rxecc_retry_dev_exit(struct rxe_dev *rxe);
 /* The same for a read response; read_reply() first puts back what it took. */
 void rxecc_read_reply_dropped(struct rxe_qp *qp);
 /* @state: an enum rdatm_res_state (rxe_verbs.h), declared after this file */

@@ -69,6 +69,7 @@ void rxecc_dev_init(struct rxe_dev *rxe, struct net_device *ndev)
 	netdev_hold(ndev, &rxe->cc.ndev_tracker, GFP_KERNEL);
 	rxe->cc.ndev_held = true;
 	rxecc_pfc_dev_init(rxe);
+	rxecc_retry_dev_init(rxe);
 }
 
 /*
@@ -132,6 +133,7 @@ void rxecc_dev_cleanup(struct rxe_dev *rxe)
 	list_del_init(&rxe->cc.node);
 	mutex_unlock(&rxecc_devices_mutex);
 	rxecc_pfc_dev_exit(rxe);
+	rxecc_retry_dev_exit(rxe);
 	rxecc_cc_dev_exit(rxe);
 	if (rxe->cc.ndev_held) {
 		rxe->cc.ndev_held = false;

@@ -10,20 +10,76 @@
 #include "rxecc_qp.h"
 
 /*
- * A packet the local stack dropped is built again after a packet time; at
- * once, as rxe does, when the QP cannot wait on its timer (it is stopped,
- * or no state could be allocated for it).
+ * A QP whose state could not be allocated (GFP_ATOMIC, under memory
+ * pressure) has no timer of its own to wait on. Scheduling it again at once
+ * spun in softirq for as long as the allocations failed and the qdisc kept
+ * dropping (a paused port drops for ever). Instead the device's retry timer
+ * schedules every QP of the device again, once however many QPs ask: a
+ * requester or responder with nothing to do returns at once, one that can
+ * allocate its state by then waits on its own timer. The timer waits
+ * RXECC_RETRY_NOSTATE_NS, or ten times as long as its last sweep of the
+ * QPs took, so that sweeping thousands of QPs takes a tenth of a CPU at
+ * most.
+ */
+#define RXECC_RETRY_NOSTATE_NS	NSEC_PER_MSEC
+
+static enum hrtimer_restart rxecc_retry_timer_fn(struct hrtimer *t)
+{
+	struct rxe_dev *rxe = container_of(t, struct rxe_dev, cc.retry_timer);
+	u64 start = ktime_get_ns();
+	unsigned long qpn = 0;
+	struct rxe_qp *qp;
+
+	while (xa_find(&rxe->qp_pool.xa, &qpn, ULONG_MAX, XA_PRESENT)) {
+		qp = rxe_pool_get_index(&rxe->qp_pool, qpn++);
+		if (!qp)
+			continue;
+		rxecc_qp_sched(qp, false);
+		rxecc_qp_sched(qp, true);
+		rxe_put(qp);
+	}
+	WRITE_ONCE(rxe->cc.retry_gap_ns, max_t(u64, RXECC_RETRY_NOSTATE_NS,
+					       10 * (ktime_get_ns() - start)));
+	return HRTIMER_NORESTART;
+}
+
+void rxecc_retry_dev_init(struct rxe_dev *rxe)
+{
+	hrtimer_init(&rxe->cc.retry_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	rxe->cc.retry_timer.function = rxecc_retry_timer_fn;
+	rxe->cc.retry_gap_ns = RXECC_RETRY_NOSTATE_NS;
+}
+
+/* rxe_dealloc(): every QP is gone, none arms the timer again. */
+void rxecc_retry_dev_exit(struct rxe_dev *rxe)
+{
+	hrtimer_cancel(&rxe->cc.retry_timer);
+}
+
+/*
+ * A packet the local stack dropped is built again after a packet time: on
+ * the QP's own timer, or (no state could be allocated for it) the device's
+ * retry timer; at once, as rxe does, when the QP is stopped.
  */
 static void rxecc_tx_retry(struct rxe_qp *qp, bool resp)
 {
+	struct rxe_dev *rxe = to_rdev(qp->ibqp.device);
 	bool armed;
 
 	rcu_read_lock();
 	armed = rxecc_tx_defer(qp, rxecc_qp_cfg(qp), resp, RXECC_TX_RETRY_MIN_NS);
 	rcu_read_unlock();
-	if (!armed)
+	if (armed) {
+		/* the QP waits on its own timer */
+	} else if (!rxecc_qp_peek(qp)) {
+		if (!hrtimer_is_queued(&rxe->cc.retry_timer))
+			hrtimer_start(&rxe->cc.retry_timer,
+				      ns_to_ktime(READ_ONCE(rxe->cc.retry_gap_ns)),
+				      HRTIMER_MODE_REL_SOFT);
+	} else {
 		rxecc_qp_sched(qp, resp);
-	rxe_counter_inc(to_rdev(qp->ibqp.device), RXECC_CNT_TX_LOCAL_RETRY);
+	}
+	rxe_counter_inc(rxe, RXECC_CNT_TX_LOCAL_RETRY);
 }
 
 /*
