@@ -10,7 +10,8 @@
 #   - sch_pfc's XOFF refresh, in an unprivileged user's namespace, at the
 #     interval it documents whatever the options (`quanta 1 link 1000000`
 #     once made it 0: a timer storm), with irq + softirq time near that of
-#     the default quanta (pfc_refresh.py);
+#     the default quanta (pfc_refresh.py); and for fuzzed combinations of
+#     quanta, link speed and rate over 40 ingress ports;
 #   - PFC frames not from the link partner (another destination address, a
 #     VLAN tag) pause nothing, at the endpoint and at the switch port, and
 #     are counted; a frame to the reserved address still pauses; a
@@ -62,7 +63,7 @@ as_userns() {
 }
 
 ktap_header
-ktap_plan 13
+ktap_plan 14
 
 modules_unload >/dev/null 2>&1
 # shellcheck disable=SC2015 # fail when either module does not load
@@ -81,6 +82,16 @@ pfc_refresh() {
 		--config "0x08 rate 1 quanta 1 link 1000000 delay 0 xoff 8KiB xon 4KiB"
 }
 ktap_result "sch_pfc: XOFF refreshed at the documented interval whatever quanta and link say (an unprivileged user's namespace), irq + softirq within 5 points of the default quanta's" pfc_refresh
+
+# The same over 40 ingress ports (8 past the 32 a priority accounts) for 8
+# configurations drawn from seed 48: quanta, link speed and rate at their
+# edges and between; every port in XOFF refreshed at the interval, the
+# others counted, irq + softirq under a third of the guest.
+pfc_refresh_fuzz() {
+	as_userns python3 "$HERE/pfc_refresh.py" --tool "$T" --ports 40 --fuzz 8 --seed 48 \
+		--duration 1.5 --cpu-max 30
+}
+ktap_result "sch_pfc: 8 fuzzed quanta x link x rate configurations over 40 ingress ports: refreshes at the documented interval, untracked ports counted, irq + softirq under 30 %" pfc_refresh_fuzz
 
 # ---- sch_pfc options ------------------------------------------------------------
 tc_fuzz() {
