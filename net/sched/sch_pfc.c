@@ -61,8 +61,7 @@
 #define PFC_PORTS	32	/* ingress ports accounted per priority */
 #define PFC_NO_PORT	0xff	/* more ports than slots: not accounted */
 
-/*
- * The XOFF refresh: at half the pause time (what switches do), but at most
+/* The XOFF refresh: at half the pause time (what switches do), but at most
  * once per PFC_REFRESH_MIN_NS and per PFC_REFRESH_MTUS packet times at the
  * port's rate, and for every port of the qdisc at once. A pause time
  * shorter than that (a few quanta at a high link speed) lapses between
@@ -244,7 +243,7 @@ static void pfc_port_release(struct pfc_prio *b, struct pfc_port *pt)
  * logged (the qdisc's first): a lossless queue must not stop being one
  * without a word.
  */
-static void pfc_untracked(struct pfc_sched *s, int p)
+static void pfc_count_untracked(struct pfc_sched *s, int p)
 {
 	if (!s->untracked++)
 		net_warn_ratelimited("%s: sch_pfc: priority %d has traffic from more than %d ingress ports: the others are not paused (pfc_untracked)\n",
@@ -295,7 +294,7 @@ static int pfc_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	if (slot != PFC_NO_PORT)
 		pt = &b->port[slot];
 	else if (s->enable & BIT(p))
-		pfc_untracked(s, p);
+		pfc_count_untracked(s, p);
 	/* A port past its XOFF sends into its headroom, apart from the limit. */
 	in_headroom = pt && (s->enable & BIT(p)) && pt->bytes >= b->xoff;
 	if (in_headroom ? pt->headroom + len > b->headroom :
@@ -925,8 +924,7 @@ static int pfc_conf_prio(struct pfc_conf *c, const struct nlattr *nest,
 	return 0;
 }
 
-/*
- * An error message with numbers in it, about @attr of the request. The
+/* An error message with numbers in it, about @attr of the request. The
  * message is read after RTNL is released (netlink_ack()), so it must not be
  * in storage another request can write meanwhile (a static buffer was, from
  * any namespace). Where the kernel has NL_SET_ERR_MSG_FMT (6.2 and later)

@@ -46,7 +46,7 @@ struct QdiscInfo {
     uint64_t pfc_rx_malformed = 0;
     uint64_t pfc_rx_rejected = 0;
     uint64_t pfc_untracked = 0;  // PFC traffic from ports past 32: never paused
-    uint64_t drops = 0;  // the qdisc's own count (TCA_STATS_QUEUE)
+    uint64_t drops = 0;          // the qdisc's own count (TCA_STATS_QUEUE)
 };
 
 // The tables of a pfc qdisc, in output order: the port's options (and its

@@ -23,8 +23,9 @@
  * dscp2prio) waited until it was taken (rxecc_pfc_rx()). When one
  * waited pfc_rx_xoff microseconds or more, a soft hrtimer sends XOFF out of
  * the netdev (past its queues, as a MAC control frame), refreshes it at half
- * its pause time (at most once a millisecond) and sends XON when a packet waited pfc_rx_xon or less, or
- * when none came for pfc_rx_xoff since the XOFF and the last packet.
+ * its pause time (at most once a millisecond) and sends XON when a packet
+ * waited pfc_rx_xon or less, or when none came for pfc_rx_xoff since the
+ * XOFF and the last packet.
  *
  * Pause-storm prevention (mlx5's stall prevention): a priority held in XOFF
  * for device_stall_critical_watermark gets its XON, and no XOFF until its
@@ -205,8 +206,9 @@ static bool rxecc_pfc_storm_check(struct rxe_dev *rxe, int p, u64 now, u64 minor
  * at half the pause time (at most once a ms) while it lasts; XON when a
  * packet waited pfc_rx_xon or less, or when none came for pfc_rx_xoff
  * since the XOFF and the last packet (the link partner holds them; nothing
- * of the priority is left here), or when sending is off. The XOFF a packet asked for is sent however
- * late this timer runs: a slow host runs it long after the packet.
+ * of the priority is left here), or when sending is off. The XOFF a packet
+ * asked for is sent however late this timer runs: a slow host runs it long
+ * after the packet.
  */
 static enum hrtimer_restart rxecc_pfc_tx_timer_fn(struct hrtimer *t)
 {
