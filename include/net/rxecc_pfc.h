@@ -30,12 +30,11 @@
 #include <linux/pkt_sched.h>
 #include <linux/skbuff.h>
 #include <net/rtnetlink.h>
+#include <net/rxecc_pfc_refresh.h>
 
 #define PFC_OPCODE		0x0101
 #define PFC_OPCODE_PAUSE	0x0001
 #define PFC_NUM_PRIO		8
-#define PFC_QUANTUM_BITS	512
-#define PFC_QUANTA_MAX		0xffff
 /* opcode, class-enable vector, eight times */
 #define PFC_BODY_LEN		(2 + 2 + 2 * PFC_NUM_PRIO)
 
@@ -47,20 +46,6 @@ struct pfc_frame {
 	u8 enable;			/* bit p: time[p] is valid */
 	u16 time[PFC_NUM_PRIO];		/* quanta; 0 = resume now (XON) */
 };
-
-/*
- * The shortest interval between two refreshes of an XOFF, at a switch port
- * and at an endpoint: whatever the quanta and link speed, a pause is
- * refreshed at most once a millisecond (a software port pays for each frame
- * in CPU time; sch_pfc.c says more).
- */
-#define PFC_REFRESH_MIN_NS	NSEC_PER_MSEC
-
-/* Nanoseconds that @quanta pause a link of @mbps Mbit/s. */
-static inline u64 pfc_quanta_ns(u32 quanta, u32 mbps)
-{
-	return div_u64((u64)quanta * PFC_QUANTUM_BITS * 1000, mbps ? mbps : 1);
-}
 
 /*
  * A macvlan or ipvlan device (their taps too): one of several children of

@@ -62,15 +62,13 @@
 #define PFC_NO_PORT	0xff	/* more ports than slots: not accounted */
 
 /* The XOFF refresh: at half the pause time (what switches do), but at most
- * once per PFC_REFRESH_MIN_NS and per PFC_REFRESH_MTUS packet times at the
- * port's rate, and for every port of the qdisc at once. A pause time
- * shorter than that (a few quanta at a high link speed) lapses between
- * refreshes: without the bound, `quanta 1 link 1000000` made the refresh
- * 0 ns and the timer re-armed at once for as long as a port stayed above
- * XON (thousands of frames a second and a third of a 2-CPU guest in
- * softirq, open to a user namespace's root on its own veth).
+ * once a millisecond and every 4 packet times at the port's rate, and for
+ * every port of the qdisc at once (pfc_port_refresh_ns(), in
+ * <net/rxecc_pfc_refresh.h>). Without the bound, `quanta 1 link 1000000`
+ * made the refresh 0 ns and the timer re-armed at once for as long as a
+ * port stayed above XON (thousands of frames a second and a tenth of a
+ * 2-CPU guest in softirq, open to a user namespace's root on its own veth).
  */
-#define PFC_REFRESH_MTUS	4
 
 #define PFC_DEF_LIMIT		(1024 * 1024)
 #define PFC_DEF_XOFF		(64 * 1024)
@@ -464,19 +462,11 @@ add:
 	pfc_frame_add(skb, p, xoff, s->quanta);
 }
 
-/* The interval between two XOFF refreshes (see PFC_REFRESH_MIN_NS): half
- * the pause time, at least PFC_REFRESH_MIN_NS and PFC_REFRESH_MTUS packet
- * times at the port's rate (its link speed if it has none).
- */
+/* The interval between two XOFF refreshes of the port's ports in XOFF. */
 static u64 pfc_refresh_ns(const struct pfc_sched *s)
 {
-	u64 bits = (u64)(READ_ONCE(qdisc_dev(s->sch)->mtu) + ETH_HLEN) * 8 *
-		   PFC_REFRESH_MTUS;
-	u64 bps = s->rate ?: (u64)s->link_mbps * 1000000;
-	u64 pkts = min_t(u64, div64_u64(bits * NSEC_PER_SEC, bps), NSEC_PER_SEC);
-
-	return max3(pfc_quanta_ns(s->quanta, s->link_mbps) / 2,
-		    (u64)PFC_REFRESH_MIN_NS, pkts);
+	return pfc_port_refresh_ns(s->quanta, s->link_mbps, s->rate,
+				   (u64)READ_ONCE(qdisc_dev(s->sch)->mtu) + ETH_HLEN);
 }
 
 /* Under the queue lock and RCU: build the PFC frames due at @now into
@@ -759,7 +749,8 @@ static int pfc_rcv(struct sk_buff *skb, struct net_device *dev,
 	if (!q || q->ops != &pfc_qdisc_ops)
 		goto out;
 	s = qdisc_priv(q);
-	err = pfc_frame_parse(skb, &f);
+	/* on a macvlan or ipvlan port: a sibling's multicast looped back */
+	err = pfc_dev_is_link_child(dev) ? -EPERM : pfc_frame_parse(skb, &f);
 	spin_lock(qdisc_lock(q));
 	if (test_bit(__QDISC_STATE_DEACTIVATED, &q->state) || err == -EOPNOTSUPP)
 		goto unlock;
@@ -1142,7 +1133,10 @@ static int pfc_change(struct Qdisc *sch, struct nlattr *opt,
 		b->kmax = c->prio[p].kmax;
 		b->pmax = c->prio[p].pmax;
 	}
-	/* Ports in XOFF of a priority no longer enabled get their XON. */
+	/* Ports in XOFF of a priority no longer enabled get their XON; the
+	 * others their refresh now, and then at the new interval.
+	 */
+	s->refresh_at = 0;
 	pfc_kick(s);
 	pfc_wd_reconf(s, old_action, old_poll);
 	sch_tree_unlock(sch);

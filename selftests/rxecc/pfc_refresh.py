@@ -178,7 +178,9 @@ def main() -> None:
         # every refresh, to every port held in XOFF (their first XOFFs came
         # before the run: the 32 a priority accounts; the others counted)
         held = min(a.ports, SLOTS)
-        good = (r["xoff_ports"] == held and 0.5 * want - 1 <= got <= 1.25 * want + 1 and
+        secs = r["seconds"]
+        good = (r["xoff_ports"] == held and
+                0.5 * want * secs - 1 <= got * secs <= 1.25 * want * secs + 1 and
                 (r["pfc_untracked"] > 0) == (a.ports > SLOTS))
         print(f"{'ok' if good else 'FAIL'}: {conf}: {got} PFC frames/s to each of {held} "
               f"port(s) in XOFF, the refresh interval allows {want}/s (ports in XOFF: "

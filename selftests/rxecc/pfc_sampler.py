@@ -36,11 +36,13 @@ TCA_KIND, TCA_STATS2 = 1, 7
 TCA_STATS_APP = 4
 NUM_PRIO = 8
 # struct tc_pfc_xstats: prio[8] of struct tc_pfc_prio_stats, four u64 port
-# counters, then wd[8] of struct tc_pfc_wd_stats (uapi/linux/sch_pfc.h).
+# counters, wd[8] of struct tc_pfc_wd_stats, then the u64 port counters of
+# TAIL_KEYS (uapi/linux/sch_pfc.h; the struct only grows at its end).
 PRIO_KEYS = ("tx_bytes", "tx_packets", "backlog", "qlen", "drops", "ecn_marked",
              "pause_tx", "xon_tx", "pause_tx_duration_us", "pause_rx",
              "pause_rx_duration_us", "pause_rx_transition", "xoff_ports")
 PORT_KEYS = ("pfc_tx_errors", "pfc_rx_ignored", "pfc_rx_malformed", "pfc_rx_rejected")
+TAIL_KEYS = ("pfc_untracked",)
 WD_KEYS = ("wd_storm", "wd_storms", "wd_restorations", "wd_drops", "wd_pause_ignored",
            "wd_storm_duration_us")
 NS_KEYS = {"pause_tx_duration_us", "pause_rx_duration_us", "wd_storm_duration_us"}

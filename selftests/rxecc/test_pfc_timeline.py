@@ -149,7 +149,7 @@ class SamplerDecode(unittest.TestCase):
         same(ps.PRIO_KEYS, header_fields("tc_pfc_prio_stats"))
         same(ps.WD_KEYS, header_fields("tc_pfc_wd_stats"), "wd_")
         xs = header_fields("tc_pfc_xstats")
-        self.assertEqual(xs, ["prio"] + list(ps.PORT_KEYS) + ["wd"])
+        self.assertEqual(xs, ["prio"] + list(ps.PORT_KEYS) + ["wd"] + list(ps.TAIL_KEYS))
         for k in ps.NS_KEYS:
             self.assertTrue(k.endswith("_us"))
 

@@ -72,6 +72,9 @@ struct rxecc_cc_config {
 /* The port speed when neither link_mbps nor the netdev gives one. */
 #define RXECC_DEFAULT_LINK_MBPS	10000
 
+/* QPs the device's retry timer can note one by one (rxecc_retry.c). */
+#define RXECC_RETRY_SLOTS	64
+
 /*
  * Priority flow control received on the device's netdev (rxecc_pfc.c):
  * which priorities are paused until when, and the QPs waiting for them.
@@ -128,9 +131,17 @@ struct rxecc_dev {
 	u32 port_mbps;		/* port speed (ethtool), 0 if unknown */
 	struct rxecc_cc_config __rcu *cfg; /* from registration to deallocation */
 	struct rxecc_pfc pfc;
-	/* schedules every QP again when one had no state to wait with */
+	/*
+	 * QPs that had no state to wait with after a local drop, scheduled
+	 * again by the retry timer (rxecc_retry.c); all of the device's when
+	 * more asked than the list holds
+	 */
+	spinlock_t retry_lock;		/* the list, IRQs saved */
+	unsigned int retry_n;
+	bool retry_all;
+	u32 retry_qpn[RXECC_RETRY_SLOTS];
 	struct hrtimer retry_timer;
-	u64 retry_gap_ns;	/* ... this long after it was asked */
+	u64 retry_gap_ns;		/* the timer's wait for a sweep of all */
 };
 
 /*

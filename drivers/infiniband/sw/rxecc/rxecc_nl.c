@@ -4,10 +4,11 @@
  * per-device DCQCN configuration and the defaults of new devices, port
  * counters, QPs with their congestion state, change notifications.
  *
- * Requests are handled under genl_mutex (no parallel ops). Device lookups and
- * everything done with the device found run under rxecc_devices_lock(), which
- * keeps it from being deallocated; configuration writes also take
- * rxecc_cc_mutex (lock order: devices, then cc). Only devices whose netdev is
+ * Requests run in parallel (parallel_ops: no genl_mutex around them). Every
+ * operation takes rxecc_cc_mutex, which serialises them over the
+ * configuration; device lookups and everything done with the device found
+ * also run under rxecc_devices_lock(), which keeps it from being
+ * deallocated (lock order: devices, then cc). Only devices whose netdev is
  * in the requester's network namespace are visible.
  */
 #include <linux/module.h>
@@ -926,10 +927,17 @@ static const struct genl_ops rxecc_nl_ops[] = {
 	},
 };
 
+/*
+ * parallel_ops: every operation takes the locks it needs itself, and the
+ * genl mutex, which the genl core would otherwise hold around each call,
+ * would make a long QP dump (thousands of QPs, few of them the reader's)
+ * hold back every other genl family's requests, in every namespace.
+ */
 static struct genl_family rxecc_nl_family = {
 	.name = RXECC_GENL_NAME,
 	.version = RXECC_GENL_VERSION,
 	.netnsok = true,
+	.parallel_ops = true,
 	.module = THIS_MODULE,
 	.ops = rxecc_nl_ops,
 	.n_ops = ARRAY_SIZE(rxecc_nl_ops),

@@ -23,7 +23,7 @@
  * dscp2prio) waited until it was taken (rxecc_pfc_rx()). When one
  * waited pfc_rx_xoff microseconds or more, a soft hrtimer sends XOFF out of
  * the netdev (past its queues, as a MAC control frame), refreshes it at half
- * its pause time (at most once a millisecond) and sends XON when a packet
+ * its pause time (at most every 100 us) and sends XON when a packet
  * waited pfc_rx_xon or less, or when none came for pfc_rx_xoff since the
  * XOFF and the last packet.
  *
@@ -203,7 +203,7 @@ static bool rxecc_pfc_storm_check(struct rxe_dev *rxe, int p, u64 now, u64 minor
 /*
  * Per priority: XOFF when a packet waited pfc_rx_xoff or longer since the
  * last run (and the latest did not wait pfc_rx_xon or less); then a refresh
- * at half the pause time (at most once a ms) while it lasts; XON when a
+ * at half the pause time (every 100 us at most) while it lasts; XON when a
  * packet waited pfc_rx_xon or less, or when none came for pfc_rx_xoff
  * since the XOFF and the last packet (the link partner holds them; nothing
  * of the priority is left here), or when sending is off. The XOFF a packet
@@ -224,9 +224,8 @@ static enum hrtimer_restart rxecc_pfc_tx_timer_fn(struct hrtimer *t)
 	rcu_read_lock();
 	cfg = rcu_dereference(rxe->cc.cfg);
 	if (cfg) {
-		/* at most once a ms, whatever the link speed (up to 1 Tbit/s) */
-		half = max_t(u64, pfc_quanta_ns(PFC_QUANTA_MAX, rxecc_link_mbps(rxe, cfg)) / 2,
-			     PFC_REFRESH_MIN_NS);
+		/* not below 100 us, whatever the link speed (up to 1 Tbit/s) */
+		half = pfc_endpoint_refresh_ns(rxecc_link_mbps(rxe, cfg));
 		xoff_ns = (u64)cfg->pfc_rx_xoff * NSEC_PER_USEC;
 		xon_ns = (u64)cfg->pfc_rx_xon * NSEC_PER_USEC;
 		minor = rxecc_pfc_minor_ns(cfg);
@@ -276,6 +275,13 @@ static enum hrtimer_restart rxecc_pfc_tx_timer_fn(struct hrtimer *t)
 		if ((pfc->xoff_sent | pfc->stalled) & BIT(p))
 			next = min(next, quiet);
 	}
+	/*
+	 * One refresh time for every priority: a new XOFF refreshes those
+	 * already held too (else a run of new XOFFs on one priority would keep
+	 * putting off the refresh of another, until its pause lapsed).
+	 */
+	if (xoff)
+		refresh |= pfc->xoff_sent & ~xoff;
 	if (xoff || refresh)
 		pfc->refresh_at = now + half;
 	if (pfc->xoff_sent)
@@ -438,9 +444,10 @@ static void rxecc_pfc_rcv_dev(struct net_device *dev, const struct pfc_frame *f,
  * A MAC control frame received on @dev. It is the link partner's for the
  * device on @dev and for those on the macvlan and ipvlan devices above it
  * (their link is @dev's). What reaches a macvlan or ipvlan device itself is
- * not taken, nor counted: a copy of what its lower device received (taken
- * there), or a sibling's own multicast looped back to it (bridge mode), by
- * which a co-tenant with CAP_NET_RAW could pause the device at will.
+ * not taken, and is counted as rejected: those keep back frames whose
+ * skb->protocol is ETH_P_PAUSE, so it is a sibling's multicast looped back
+ * (bridge mode) with another protocol set by a raw socket, by which a
+ * co-tenant with CAP_NET_RAW could pause the device at will.
  */
 static int rxecc_pfc_rcv(struct sk_buff *skb, struct net_device *dev,
 			 struct packet_type *pt, struct net_device *orig_dev)
@@ -450,8 +457,10 @@ static int rxecc_pfc_rcv(struct sk_buff *skb, struct net_device *dev,
 	struct pfc_frame f;
 	int err;
 
-	if (pfc_dev_is_link_child(dev))
+	if (pfc_dev_is_link_child(dev)) {
+		rxecc_pfc_rcv_dev(dev, &f, -EPERM);
 		goto out;
+	}
 	err = pfc_frame_parse(skb, &f);
 	rxecc_pfc_rcv_dev(dev, &f, err);
 	if (!err)

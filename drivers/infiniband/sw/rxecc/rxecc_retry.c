@@ -13,38 +13,86 @@
  * A QP whose state could not be allocated (GFP_ATOMIC, under memory
  * pressure) has no timer of its own to wait on. Scheduling it again at once
  * spun in softirq for as long as the allocations failed and the qdisc kept
- * dropping (a paused port drops for ever). Instead the device's retry timer
- * schedules every QP of the device again, once however many QPs ask: a
- * requester or responder with nothing to do returns at once, one that can
- * allocate its state by then waits on its own timer. The timer waits
- * RXECC_RETRY_NOSTATE_NS, or ten times as long as its last sweep of the
- * QPs took, so that sweeping thousands of QPs takes a tenth of a CPU at
- * most.
+ * dropping (a paused port drops for ever). Instead it is noted on its
+ * device's list (a fixed array: nothing to allocate), and the device's
+ * retry timer schedules the QPs on it again RXECC_RETRY_NOSTATE_NS later,
+ * once however many ask. Should more QPs ask than the list holds, the timer
+ * schedules every QP of the device, and then waits at least ten times as
+ * long as that sweep took before the next one, so that sweeping thousands
+ * of QPs takes a tenth of a CPU at most.
  */
 #define RXECC_RETRY_NOSTATE_NS	NSEC_PER_MSEC
+
+/* Schedule @qp again (a reference held while it is). */
+static void rxecc_retry_qp(struct rxe_qp *qp)
+{
+	rxecc_qp_sched(qp, false);
+	rxecc_qp_sched(qp, true);
+	rxe_put(qp);
+}
 
 static enum hrtimer_restart rxecc_retry_timer_fn(struct hrtimer *t)
 {
 	struct rxe_dev *rxe = container_of(t, struct rxe_dev, cc.retry_timer);
-	u64 start = ktime_get_ns();
-	unsigned long qpn = 0;
+	u32 qpn[RXECC_RETRY_SLOTS];	/* pool indexes */
+	unsigned long flags, i;
+	unsigned int n;
 	struct rxe_qp *qp;
+	bool all;
+	u64 start;
 
-	while (xa_find(&rxe->qp_pool.xa, &qpn, ULONG_MAX, XA_PRESENT)) {
-		qp = rxe_pool_get_index(&rxe->qp_pool, qpn++);
-		if (!qp)
-			continue;
-		rxecc_qp_sched(qp, false);
-		rxecc_qp_sched(qp, true);
-		rxe_put(qp);
+	spin_lock_irqsave(&rxe->cc.retry_lock, flags);
+	n = rxe->cc.retry_n;
+	all = rxe->cc.retry_all;
+	memcpy(qpn, rxe->cc.retry_qpn, n * sizeof(qpn[0]));
+	rxe->cc.retry_n = 0;
+	rxe->cc.retry_all = false;
+	spin_unlock_irqrestore(&rxe->cc.retry_lock, flags);
+	if (!all) {
+		while (n--) {
+			qp = rxe_pool_get_index(&rxe->qp_pool, qpn[n]);
+			if (qp)
+				rxecc_retry_qp(qp);
+		}
+		return HRTIMER_NORESTART;
+	}
+	start = ktime_get_ns();
+	i = 0;
+	while (xa_find(&rxe->qp_pool.xa, &i, ULONG_MAX, XA_PRESENT)) {
+		qp = rxe_pool_get_index(&rxe->qp_pool, i++);
+		if (qp)
+			rxecc_retry_qp(qp);
 	}
 	WRITE_ONCE(rxe->cc.retry_gap_ns, max_t(u64, RXECC_RETRY_NOSTATE_NS,
 					       10 * (ktime_get_ns() - start)));
 	return HRTIMER_NORESTART;
 }
 
+/* Note @qp for the device's retry timer and arm the timer. */
+static void rxecc_retry_later(struct rxe_dev *rxe, struct rxe_qp *qp)
+{
+	unsigned long flags;
+	unsigned int i;
+	u64 gap;
+
+	spin_lock_irqsave(&rxe->cc.retry_lock, flags);
+	for (i = 0; i < rxe->cc.retry_n && rxe->cc.retry_qpn[i] != qp->elem.index; i++)
+		;
+	if (i == rxe->cc.retry_n) {
+		if (rxe->cc.retry_n < RXECC_RETRY_SLOTS)
+			rxe->cc.retry_qpn[rxe->cc.retry_n++] = qp->elem.index;
+		else
+			rxe->cc.retry_all = true;
+	}
+	gap = rxe->cc.retry_all ? READ_ONCE(rxe->cc.retry_gap_ns) : RXECC_RETRY_NOSTATE_NS;
+	if (!hrtimer_is_queued(&rxe->cc.retry_timer))
+		hrtimer_start(&rxe->cc.retry_timer, ns_to_ktime(gap), HRTIMER_MODE_REL_SOFT);
+	spin_unlock_irqrestore(&rxe->cc.retry_lock, flags);
+}
+
 void rxecc_retry_dev_init(struct rxe_dev *rxe)
 {
+	spin_lock_init(&rxe->cc.retry_lock);
 	hrtimer_init(&rxe->cc.retry_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	rxe->cc.retry_timer.function = rxecc_retry_timer_fn;
 	rxe->cc.retry_gap_ns = RXECC_RETRY_NOSTATE_NS;
@@ -72,10 +120,7 @@ static void rxecc_tx_retry(struct rxe_qp *qp, bool resp)
 	if (armed) {
 		/* the QP waits on its own timer */
 	} else if (!rxecc_qp_peek(qp)) {
-		if (!hrtimer_is_queued(&rxe->cc.retry_timer))
-			hrtimer_start(&rxe->cc.retry_timer,
-				      ns_to_ktime(READ_ONCE(rxe->cc.retry_gap_ns)),
-				      HRTIMER_MODE_REL_SOFT);
+		rxecc_retry_later(rxe, qp);
 	} else {
 		rxecc_qp_sched(qp, resp);
 	}
