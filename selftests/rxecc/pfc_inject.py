@@ -5,7 +5,9 @@ one priority every PERIOD seconds for DURATION seconds, then one XON.
 --dst and --vlan make frames a MAC must not take from its link partner
 (another destination address, a VLAN tag). --blink GAP makes a partner that
 keeps a queue paused but for a moment now and then: before every XOFF but
-the first, an XON, then the XOFF GAP seconds later (0: at once).
+the first, an XON, then the XOFF GAP seconds later (0: at once, both in
+one sendmmsg() call, so that the receiver takes them microseconds apart
+however slow this process is scheduled).
 --sll-protocol P sends with skb->protocol P instead of the frame's own
 EtherType (AF_PACKET takes it from the address): macvlan and ipvlan drop
 PAUSE frames (by skb->protocol) instead of looping them back to siblings.
@@ -15,6 +17,7 @@ Prints JSON: frames sent, the wall-clock times (as pcap timestamps) of the
 first XOFF, the last XOFF and the XON, and the longest time between two
 XOFFs (max_gap, s)."""
 import argparse
+import ctypes
 import json
 import os
 import socket
@@ -31,6 +34,35 @@ def frame(src: bytes, prio: int, quanta: int, dst: bytes = PFC_DA, vlan: int = -
     tag = b"" if vlan < 0 else struct.pack("!HH", 0x8100, vlan)
     body = struct.pack("!HHH8H", 0x8808, 0x0101, 1 << prio, *times)
     return (dst + src + tag + body).ljust(60, b"\0")
+
+
+class IoVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+class MsgHdr(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32),
+                ("iov", ctypes.POINTER(IoVec)), ("iovlen", ctypes.c_size_t),
+                ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
+                ("flags", ctypes.c_int)]
+
+
+class MMsgHdr(ctypes.Structure):
+    _fields_ = [("hdr", MsgHdr), ("len", ctypes.c_uint)]
+
+
+def send_pair(s: socket.socket, first: bytes, second: bytes) -> None:
+    """Both frames out of the bound socket in one sendmmsg() call."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    bufs = [ctypes.create_string_buffer(f, len(f)) for f in (first, second)]
+    iovs = (IoVec * 2)(*[IoVec(ctypes.cast(b, ctypes.c_void_p), len(b)) for b in bufs])
+    msgs = (MMsgHdr * 2)()
+    for i in range(2):
+        msgs[i].hdr.iov = ctypes.pointer(iovs[i])
+        msgs[i].hdr.iovlen = 1
+    n = libc.sendmmsg(s.fileno(), msgs, 2, 0)
+    if n != 2:
+        raise OSError(ctypes.get_errno(), f"sendmmsg sent {n} of 2")
 
 
 def main() -> None:
@@ -71,6 +103,12 @@ def main() -> None:
         now = time.time()
         max_gap = max(max_gap, now - last)
         last = now
+        if a.blink == 0 and n and not a.sll_protocol:
+            send_pair(s, xon, xoff)
+            xons += 1
+            n += 1
+            time.sleep(a.period)
+            continue
         if a.blink is not None and n:
             s.sendto(xon, to)
             xons += 1
