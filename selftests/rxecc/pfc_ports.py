@@ -79,7 +79,8 @@ def qdisc(tool: str) -> dict:
     return json.loads(sh(tool, "-j", "qdisc", "show", "dev", "out0"))[0]
 
 
-def setup(n: int, tool: str) -> None:
+def build_ports(n: int) -> None:
+    """out0 (its peer sink0) and n ingress ports pI (peers qI), forwarding."""
     cmds = ["link set lo up", "link add out0 type veth peer name sink0",
             "link set out0 up", "link set sink0 up", "addr add 10.9.0.1/24 dev out0",
             "neigh add 10.9.0.2 lladdr 02:00:00:00:00:02 dev out0 nud permanent"]
@@ -90,6 +91,10 @@ def setup(n: int, tool: str) -> None:
     for k in ["net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0",
               "net.ipv4.conf.default.rp_filter=0"]:
         sh("sysctl", "-qw", k)
+
+
+def setup(n: int, tool: str) -> None:
+    build_ports(n)
     # 1 Mbit/s link: one XOFF frame (65535 quanta) pauses for 33.5 s.
     sh(tool, "qdisc", "add", "dev", "out0", "pfc", "0x06", "link", "1mbit", "delay", "0us",
        "xoff", "2000", "xon", "1000", "headroom", "64KiB", "limit", "4MiB")

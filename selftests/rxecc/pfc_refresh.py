@@ -27,30 +27,16 @@ import json
 import random
 import select
 import socket
-import subprocess
 import sys
 import time
 
-from pfc_ports import PFC_DA, SLOTS, mac_of, sh, udp_frame
+from pfc_ports import PFC_DA, SLOTS, build_ports, mac_of, sh, udp_frame
 
 ETH_P_PAUSE = 0x8808
 QUANTUM_BITS = 512
 REFRESH_MIN_S = 1e-3
 REFRESH_MTUS = 4
 MTU = 1500 + 14
-
-
-def setup(ports: int) -> None:
-    cmds = ["link set lo up", "link add out0 type veth peer name sink0",
-            "link set out0 up", "link set sink0 up", "addr add 10.9.0.1/24 dev out0",
-            "neigh add 10.9.0.2 lladdr 02:00:00:00:00:02 dev out0 nud permanent"]
-    for i in range(ports):
-        cmds += [f"link add p{i} type veth peer name q{i}", f"link set p{i} up",
-                 f"link set q{i} up", f"addr add 10.{10 + i // 200}.{i % 200}.1/24 dev p{i}"]
-    subprocess.run(["ip", "-batch", "-"], input="\n".join(cmds) + "\n", text=True, check=True)
-    for k in ["net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0",
-              "net.ipv4.conf.default.rp_filter=0"]:
-        sh("sysctl", "-qw", k)
 
 
 def opt_value(opts: list, key: str, default: float) -> float:
@@ -167,7 +153,7 @@ def main() -> None:
     configs = a.config + fuzz_configs(a.fuzz, a.seed)
     if not configs:
         sys.exit("pfc_refresh: no --config and no --fuzz")
-    setup(a.ports)
+    build_ports(a.ports)
     ok = True
     base = None
     for conf in configs:
