@@ -29,16 +29,7 @@
 #include <linux/minmax.h>
 #include <linux/types.h>
 #else
-#include <stdint.h>
-typedef uint32_t u32;
-typedef uint64_t u64;
-static inline u64 div64_u64(u64 a, u64 b)
-{
-	return a / b;
-}
-
-#define max_t(t, a, b) ((t)(a) > (t)(b) ? (t)(a) : (t)(b))
-#define min_t(t, a, b) ((t)(a) < (t)(b) ? (t)(a) : (t)(b))
+#include "rxecc_pfc_refresh_host.h"
 #endif
 
 #define PFC_QUANTUM_BITS	512	/* one quantum: 512 bit times */

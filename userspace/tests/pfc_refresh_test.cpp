@@ -49,7 +49,8 @@ TEST(PfcRefresh, PortPacketTermBoundedAndWithoutOverflow) {
     // A device's MTU can be INT_MAX (dummy): no overflow, a second at most.
     EXPECT_EQ(pfc_port_refresh_ns(1, 1000000, 1000000, 0x7fffffffULL + 14), 1000 * kMs);
     // ... or the pause's own half when that is longer.
-    EXPECT_EQ(pfc_port_refresh_ns(PFC_QUANTA_MAX, 1, 1, kFrame), pfc_quanta_ns(PFC_QUANTA_MAX, 1) / 2);
+    EXPECT_EQ(pfc_port_refresh_ns(PFC_QUANTA_MAX, 1, 1, kFrame),
+              pfc_quanta_ns(PFC_QUANTA_MAX, 1) / 2);
 }
 
 TEST(PfcRefresh, EndpointKeepsThePauseUpTo335Gbits) {

@@ -117,13 +117,11 @@ static void rxecc_tx_retry(struct rxe_qp *qp, bool resp)
 	rcu_read_lock();
 	armed = rxecc_tx_defer(qp, rxecc_qp_cfg(qp), resp, RXECC_TX_RETRY_MIN_NS);
 	rcu_read_unlock();
-	if (armed) {
-		/* the QP waits on its own timer */
-	} else if (!rxecc_qp_peek(qp)) {
+	/* (armed: the QP waits on its own timer) */
+	if (!armed && !rxecc_qp_peek(qp))
 		rxecc_retry_later(rxe, qp);
-	} else {
+	else if (!armed)
 		rxecc_qp_sched(qp, resp);
-	}
 	rxe_counter_inc(rxe, RXECC_CNT_TX_LOCAL_RETRY);
 }
 
