@@ -185,8 +185,11 @@ echo "rxecc-fault: injection off" >/dev/kmsg
 # and the transfer still verifies.
 nostate_retry() {
 	local slab=/sys/kernel/slab/rxecc_qp/failslab r0 r1 t0 ms code rc=0
-	if ! echo 1 >"$slab" 2>/dev/null; then
-		ktap_skip_this "the rxecc_qp cache cannot be marked for failslab (merged with another; boot with slab_nomerge)"
+	# 6.1 marks a cache for failslab only at boot; with skbuff_head_cache
+	# marked too (skb_faults), the cache filter would fail both: this test
+	# needs a boot of its own with slub_debug=A,rxecc_qp
+	if [ "$(cat "$slab" 2>/dev/null)" != 1 ] || [ "$(cat "$SKB" 2>/dev/null)" = 1 ]; then
+		ktap_skip_this "needs a boot with the rxecc_qp cache alone marked for failslab (slub_debug=A,rxecc_qp)"
 		return 0
 	fi
 	fabric_dcqcn_all set rp_enable none np_enable none || rc=1
@@ -212,7 +215,6 @@ nostate_retry() {
 		wait_for 20 gone "${VERBS_S[nostate]}" || kill_tree "${VERBS_S[nostate]}"
 		wait "${VERBS_S[nostate]}" 2>/dev/null
 	fi
-	echo 0 >"$slab"
 	fabric_in 2 tc qdisc del dev eth0 root 2>/dev/null
 	return "$rc"
 }
