@@ -21,13 +21,22 @@ DEV must have PFC on priority 3 and every RoCE packet on priority 3
   4. A QP dump of the rxecc family (root: every QP) while the QPs exist:
      each of the N exactly once. The dump lets its locks go every 64 QPs
      and finds its place again by the device's index and the QP number.
+  5. An unprivileged user dumps the QPs --dumps times (it sees none of the
+     N: each dump walks them all before it has a message to send); kprobes
+     on mutex_lock and mutex_unlock time how long its thread holds
+     rxecc_cc_mutex, which configuration and device teardown take too; the
+     median hold is bounded by --max-hold-ms. Before the dump let its locks
+     go every 64 QPs, every hold was a whole walk.
 Prints JSON and one line per check; exits 1 if a check failed."""
 import argparse
 import collections
 import json
 import os
+import re
 import socket
+import statistics
 import struct
+import subprocess
 import sys
 import time
 
@@ -40,7 +49,8 @@ from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, SendWR
 
-from genl_fuzz import CMD_QP_GET, NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST, Genl
+from genl_fuzz import (CMD_DEFAULTS_GET, CMD_QP_GET, NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST,
+                       Genl)
 from genl_deputy import qpns
 
 QKEY = 0x11111111
@@ -91,7 +101,120 @@ def max_irqsoff() -> tuple:
     return us, where.strip()
 
 
+def dump_qps(g: Genl, fam: int) -> tuple:
+    """(error, QP numbers) of one QP dump of the rxecc family."""
+    g.send(g.message(fam, CMD_QP_GET, b"", NLM_F_REQUEST | NLM_F_ACK | NLM_F_DUMP))
+    return qpns(g, g.seq)
+
+
+def dumper(count: int) -> None:
+    """Step 5's unprivileged user: @count QP dumps; prints how many QPs the
+    last one had."""
+    g = Genl()
+    fam = g.family("rxecc")
+    seen: list = []
+    for _ in range(count):
+        err, seen = dump_qps(g, fam)
+        if err:
+            sys.exit(f"qp_many: the unprivileged dump failed: error {err}")
+    print(json.dumps({"seen": len(seen)}), flush=True)
+
+
+def kallsym(name: str) -> str:
+    """The address of kernel or module symbol @name ("" if none)."""
+    with open("/proc/kallsyms") as f:
+        for line in f:
+            w = line.split()
+            if len(w) >= 3 and w[2] == name:
+                return w[0]
+    return ""
+
+
+def tw(path: str, text: str, append: bool = False) -> None:
+    """Writes @text to a tracefs file (os.open: Python's append mode seeks,
+    which tracefs refuses)."""
+    fd = os.open(f"{TRACING}/{path}", os.O_WRONLY | (os.O_APPEND if append else os.O_TRUNC))
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+PROBES = ("qpmany_lock", "qpmany_unlock")
+
+
+def hold_times(trace: str) -> list:
+    """The holds (s) in a trace of PROBES: each thread's lock to its
+    unlock."""
+    taken: dict = {}
+    held = []
+    with open(trace) as f:
+        for line in f:
+            m = re.search(r"-(\d+)\s+\[\d+\].*?\s(\d+\.\d+): qpmany_(lock|unlock):", line)
+            if not m:
+                continue
+            pid, ts = int(m.group(1)), float(m.group(2))
+            if m.group(3) == "lock":
+                taken[pid] = ts
+            elif pid in taken:
+                held.append(ts - taken.pop(pid))
+    return sorted(held)
+
+
+def holds(dumps: int) -> dict:
+    """Step 5: how long an unprivileged user's QP dumps hold rxecc's
+    configuration mutex, from kprobes on the mutex's lock and unlock (a
+    thread's entry to lock to its unlock: the dumper takes it uncontended)."""
+    addr = kallsym("rxecc_cc_mutex")
+    lock = "mutex_lock_nested" if kallsym("mutex_lock_nested") else "mutex_lock"
+    if not addr or not os.path.exists(f"{TRACING}/kprobe_events"):
+        return {"error": "no kprobe events, or no rxecc_cc_mutex in /proc/kallsyms"}
+    out: dict = {}
+    try:
+        tw("kprobe_events", f"p:{PROBES[0]} {lock} lock=%di:u64", True)
+        tw("kprobe_events", f"p:{PROBES[1]} mutex_unlock lock=%di:u64", True)
+        for ev in PROBES:
+            tw(f"events/kprobes/{ev}/filter", f"lock == 0x{addr}")
+        tw("buffer_size_kb", "8192")
+        tw("trace", "")
+        for ev in PROBES:
+            tw(f"events/kprobes/{ev}/enable", "1")
+        child = subprocess.run([sys.executable, __file__, "--dumper", str(dumps)], user=65534,
+                               group=65534, extra_groups=[], stdout=subprocess.PIPE,
+                               check=False, timeout=600)
+        for ev in PROBES:
+            tw(f"events/kprobes/{ev}/enable", "0")
+        if child.returncode:
+            return {"error": f"the unprivileged dumper exited {child.returncode}"}
+        out.update(json.loads(child.stdout))
+        held = hold_times(f"{TRACING}/trace")
+        out["overrun"] = False
+        for cpu in os.listdir(f"{TRACING}/per_cpu"):
+            with open(f"{TRACING}/per_cpu/{cpu}/stats") as f:
+                out["overrun"] |= "overrun: 0\n" not in f.read()
+    finally:
+        for ev in PROBES:
+            try:
+                tw(f"events/kprobes/{ev}/enable", "0")
+            except OSError:
+                pass
+        for ev in PROBES:
+            try:
+                tw("kprobe_events", f"-:{ev}", True)
+            except OSError:
+                pass
+    out["holds"] = len(held)
+    if held:
+        out["median_hold_ms"] = round(statistics.median(held) * 1000, 3)
+        out["p90_hold_ms"] = round(held[len(held) * 9 // 10] * 1000, 3)
+        out["max_hold_ms"] = round(held[-1] * 1000, 3)
+    return out
+
+
 def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--dumper":
+        dumper(int(sys.argv[2]))
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("dev")
     ap.add_argument("gid_index", type=int)
@@ -99,6 +222,10 @@ def main() -> None:
     ap.add_argument("--qps", type=int, default=2000)
     ap.add_argument("--max-irqsoff-us", type=int, help="bound on the irqsoff tracer's maximum")
     ap.add_argument("--timeout", type=float, default=120.0)
+    ap.add_argument("--dumps", type=int, default=10,
+                    help="step 5: the unprivileged user's dumps (0: no step 5)")
+    ap.add_argument("--max-hold-ms", type=float,
+                    help="step 5: bound on the median hold of the mutex")
     a = ap.parse_args()
     out: dict = {"qps": a.qps}
     t = time.monotonic()
@@ -175,9 +302,7 @@ def main() -> None:
 
     # 4. the dump: every QP once
     g = Genl()
-    fam = g.family("rxecc")
-    g.send(g.message(fam, CMD_QP_GET, b"", NLM_F_REQUEST | NLM_F_ACK | NLM_F_DUMP))
-    err, seen = qpns(g, g.seq)
+    err, seen = dump_qps(g, g.family("rxecc"))
     mine = {qp.qp_num for qp in qps}
     counts = collections.Counter(q for q in seen if q in mine)
     out["dump_err"], out["dumped"] = err, len(counts)
@@ -186,6 +311,22 @@ def main() -> None:
     print(f"{'ok' if good else 'FAIL'}: QP dump: {len(counts)} of the {a.qps} QPs, "
           f"{out['dumped_twice']} more than once", flush=True)
     ok &= good
+
+    # 5. an unprivileged user's dumps hold the configuration mutex briefly
+    if a.dumps > 0:
+        h = holds(a.dumps)
+        out["hold"] = h
+        good = ("error" not in h and not h["overrun"] and h["seen"] == 0 and h["holds"] > 0 and
+                (a.max_hold_ms is None or h["median_hold_ms"] <= a.max_hold_ms))
+        if "error" in h:
+            print(f"FAIL: the mutex's holds could not be measured: {h['error']}", flush=True)
+        else:
+            print(f"{'ok' if good else 'FAIL'}: {a.dumps} unprivileged dumps ({h['seen']} of the "
+                  f"{a.qps} QPs visible) held rxecc_cc_mutex {h['holds']} times: median "
+                  f"{h.get('median_hold_ms')} ms (at most {a.max_hold_ms}), p90 "
+                  f"{h.get('p90_hold_ms')} ms, longest {h.get('max_hold_ms')} ms"
+                  f"{'; the trace buffer overran' if h['overrun'] else ''}", flush=True)
+        ok &= good
     print(json.dumps(out), flush=True)
     sys.stdout.flush()
     # (thousands of QPs: let the process exit tear them down)
