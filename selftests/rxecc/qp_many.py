@@ -49,8 +49,7 @@ from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, SendWR
 
-from genl_fuzz import (CMD_DEFAULTS_GET, CMD_QP_GET, NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST,
-                       Genl)
+from genl_fuzz import CMD_QP_GET, NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST, Genl
 from genl_deputy import qpns
 
 QKEY = 0x11111111

@@ -163,6 +163,11 @@ struct rxecc_qp {
 	u64 rl_deferred;
 	u8 wait_req;			/* requester / responder held back */
 	u8 wait_resp;
+	/*
+	 * RXECC_WAIT_REQ | RXECC_WAIT_RESP: after a local drop or a failed
+	 * buffer, wait for rl_timer whoever else wakes the task (rxe_retry.c)
+	 */
+	u8 hold;
 	bool stopped;			/* destroy, cleanup, reset: nothing arms them */
 	bool destroyed;			/* the destroy verb: nothing more to send */
 	/* under the device's rxecc_pfc lock */
@@ -299,6 +304,7 @@ bool rxecc_rp_ack_req(struct rxe_qp *qp);
 /* Packets built again (rxecc_retry.c). */
 /* The requester's packet was dropped by the local stack: retry it later. */
 void rxecc_tx_dropped(struct rxe_qp *qp);
+bool rxecc_retry_hold(struct rxe_qp *qp, bool resp);
 void rxecc_retry_dev_init(struct rxe_dev *rxe);
 void rxecc_retry_dev_exit(struct rxe_dev *rxe);
 /* The same for a read response; read_reply() first puts back what it took. */

@@ -48,6 +48,7 @@ enum hrtimer_restart rxecc_rl_timer_fn(struct hrtimer *t)
 	resp = cc->wait_resp;
 	cc->wait_req = 0;
 	cc->wait_resp = 0;
+	WRITE_ONCE(cc->hold, 0);
 	spin_unlock_irqrestore(&cc->lock, flags);
 	if (req)
 		rxecc_qp_sched(qp, false);
@@ -166,6 +167,7 @@ bool rxecc_tx_defer(struct rxe_qp *qp, const struct rxecc_cc_config *cfg,
 		cc->wait_resp = 1;
 	else
 		cc->wait_req = 1;
+	WRITE_ONCE(cc->hold, cc->hold | (resp ? RXECC_WAIT_RESP : RXECC_WAIT_REQ));
 	when = ns_to_ktime(ktime_get_ns() + wait);
 	if (!hrtimer_is_queued(&cc->rl_timer) ||
 	    ktime_before(when, hrtimer_get_expires(&cc->rl_timer)))
@@ -235,13 +237,15 @@ out:
 
 /*
  * The gate before a packet is built: a QP being destroyed sends nothing more
- * (no timer wakes it: its cleanup follows), a paused priority waits, then
- * the egress queue, then the rate limiter.
+ * (no timer wakes it: its cleanup follows), a QP that waits after a local
+ * drop waits for its timer, a paused priority waits, then the egress queue,
+ * then the rate limiter.
  */
 bool rxecc_tx_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp)
 {
-	return rxecc_qp_destroyed(qp) || rxecc_pfc_wait(qp, resp) ||
-	       rxecc_egress_wait(qp, resp) || rxecc_rp_wait(qp, opcode, payload, resp);
+	return rxecc_qp_destroyed(qp) || rxecc_retry_hold(qp, resp) ||
+	       rxecc_pfc_wait(qp, resp) || rxecc_egress_wait(qp, resp) ||
+	       rxecc_rp_wait(qp, opcode, payload, resp);
 }
 
 /*

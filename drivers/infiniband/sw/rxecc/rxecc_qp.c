@@ -90,6 +90,7 @@ static void rxecc_qp_stop_timers(struct rxe_qp *qp, struct rxecc_qp *cc)
 	WRITE_ONCE(cc->stopped, true);
 	cc->wait_req = 0;
 	cc->wait_resp = 0;
+	WRITE_ONCE(cc->hold, 0);
 	spin_unlock_irqrestore(&cc->lock, flags);
 	rxecc_pfc_qp_forget(qp, cc);
 	hrtimer_cancel(&cc->rl_timer);

@@ -20,8 +20,13 @@
  * schedules every QP of the device, and then waits at least ten times as
  * long as that sweep took before the next one, so that sweeping thousands
  * of QPs takes a tenth of a CPU at most.
+ *
+ * The wait is a back-off under memory pressure, not pacing: 10 ms, the
+ * order of the kernel's own waits for reclaim, so that a listed QP builds
+ * its packet again at most 100 times a second (once a ms was about as often
+ * as a slow machine can build one: no back-off there).
  */
-#define RXECC_RETRY_NOSTATE_NS	NSEC_PER_MSEC
+#define RXECC_RETRY_NOSTATE_NS	(10 * NSEC_PER_MSEC)
 
 /* Schedule @qp again (a reference held while it is). */
 static void rxecc_retry_qp(struct rxe_qp *qp)
@@ -45,8 +50,9 @@ static enum hrtimer_restart rxecc_retry_timer_fn(struct hrtimer *t)
 	n = rxe->cc.retry_n;
 	all = rxe->cc.retry_all;
 	memcpy(qpn, rxe->cc.retry_qpn, n * sizeof(qpn[0]));
-	rxe->cc.retry_n = 0;
-	rxe->cc.retry_all = false;
+	/* (read without the lock by rxecc_retry_hold()) */
+	WRITE_ONCE(rxe->cc.retry_n, 0);
+	WRITE_ONCE(rxe->cc.retry_all, false);
 	spin_unlock_irqrestore(&rxe->cc.retry_lock, flags);
 	if (!all) {
 		while (n--) {
@@ -79,15 +85,48 @@ static void rxecc_retry_later(struct rxe_dev *rxe, struct rxe_qp *qp)
 	for (i = 0; i < rxe->cc.retry_n && rxe->cc.retry_qpn[i] != qp->elem.index; i++)
 		;
 	if (i == rxe->cc.retry_n) {
-		if (rxe->cc.retry_n < RXECC_RETRY_SLOTS)
-			rxe->cc.retry_qpn[rxe->cc.retry_n++] = qp->elem.index;
-		else
-			rxe->cc.retry_all = true;
+		if (i < RXECC_RETRY_SLOTS) {
+			rxe->cc.retry_qpn[i] = qp->elem.index;
+			WRITE_ONCE(rxe->cc.retry_n, i + 1);
+		} else {
+			WRITE_ONCE(rxe->cc.retry_all, true);
+		}
 	}
 	gap = rxe->cc.retry_all ? READ_ONCE(rxe->cc.retry_gap_ns) : RXECC_RETRY_NOSTATE_NS;
 	if (!hrtimer_is_queued(&rxe->cc.retry_timer))
 		hrtimer_start(&rxe->cc.retry_timer, ns_to_ktime(gap), HRTIMER_MODE_REL_SOFT);
 	spin_unlock_irqrestore(&rxe->cc.retry_lock, flags);
+}
+
+/*
+ * The gate's first question (rxecc_tx_wait()): does the QP wait for a timer
+ * after a local drop or a failed buffer? rxe's destructor of a dropped
+ * packet schedules the requester at once (need_req_skb is still set from
+ * the drop before), and the requester would build the packet again at once,
+ * be dropped again, and so on, whatever timer rxecc armed: the wait held no
+ * one. Now any wake-up before the timer's finds the QP held: with state, by
+ * the hold the timer clears; without, while it is on its device's list (or,
+ * the list overflowed, while its requester has need_req_skb set: the sweep
+ * schedules every QP). Two reads for a QP that never had to wait.
+ */
+bool rxecc_retry_hold(struct rxe_qp *qp, bool resp)
+{
+	struct rxecc_qp *cc = rxecc_qp_peek(qp);
+	struct rxe_dev *rxe = to_rdev(qp->ibqp.device);
+	unsigned long flags;
+	unsigned int i;
+	bool hold;
+
+	if (cc)
+		return READ_ONCE(cc->hold) & (resp ? RXECC_WAIT_RESP : RXECC_WAIT_REQ);
+	if (likely(!READ_ONCE(rxe->cc.retry_n) && !READ_ONCE(rxe->cc.retry_all)))
+		return false;
+	spin_lock_irqsave(&rxe->cc.retry_lock, flags);
+	hold = rxe->cc.retry_all && !resp && READ_ONCE(qp->need_req_skb);
+	for (i = 0; !hold && i < rxe->cc.retry_n; i++)
+		hold = rxe->cc.retry_qpn[i] == qp->elem.index;
+	spin_unlock_irqrestore(&rxe->cc.retry_lock, flags);
+	return hold;
 }
 
 void rxecc_retry_dev_init(struct rxe_dev *rxe)
