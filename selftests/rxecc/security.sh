@@ -234,8 +234,9 @@ ktap_result "PFC frames a co-tenant sends from a sibling macvlan (bridge mode) p
 # debug kernel's irqsoff tracer measures the longest stretch off), every
 # SEND completes, and a QP dump (its locks let go every 64 QPs) has each QP
 # once; an unprivileged user's dumps (which see none of them, and so walk
-# them all) hold rxecc's configuration mutex 1 ms at the median, measured by
-# kprobes on its lock and unlock (a whole walk before: 4.7 ms) (qp_many.py).
+# them all) take rxecc's configuration mutex once per 64 QPs and hold it at
+# most 1 ms at the median, measured by kprobes on its lock and unlock (once
+# per dump before, a whole walk: 4.7 ms) (qp_many.py).
 many_qps() {
 	local idx rc=0
 	# (qp_many.py reads the irqsoff tracer where the kernel has one)

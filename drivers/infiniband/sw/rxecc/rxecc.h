@@ -72,8 +72,9 @@ struct rxecc_cc_config {
 /* The port speed when neither link_mbps nor the netdev gives one. */
 #define RXECC_DEFAULT_LINK_MBPS	10000
 
-/* QPs the device's retry timer can note one by one (rxecc_retry.c). */
-#define RXECC_RETRY_SLOTS	64
+/* Bits of the bitmaps of QPs waiting for the retry timer (rxecc_retry.c). */
+#define RXECC_RETRY_BITS	1024
+#define RXECC_RETRY_LONGS	BITS_TO_LONGS(RXECC_RETRY_BITS)
 
 /*
  * Priority flow control received on the device's netdev (rxecc_pfc.c):
@@ -132,16 +133,15 @@ struct rxecc_dev {
 	struct rxecc_cc_config __rcu *cfg; /* from registration to deallocation */
 	struct rxecc_pfc pfc;
 	/*
-	 * QPs that had no state to wait with after a local drop, scheduled
-	 * again by the retry timer (rxecc_retry.c); all of the device's when
-	 * more asked than the list holds
+	 * QPs that had no state to wait with after a local drop: a bit per QP
+	 * index modulo RXECC_RETRY_BITS, requester and responder apart; the
+	 * retry timer clears them and schedules those QPs (rxecc_retry.c)
 	 */
-	spinlock_t retry_lock;		/* the list, IRQs saved */
-	unsigned int retry_n;
-	bool retry_all;
-	u32 retry_qpn[RXECC_RETRY_SLOTS];
+	unsigned long retry_req[RXECC_RETRY_LONGS];
+	unsigned long retry_resp[RXECC_RETRY_LONGS];
+	spinlock_t retry_lock;		/* arming the timer, IRQs saved */
 	struct hrtimer retry_timer;
-	u64 retry_gap_ns;		/* the timer's wait for a sweep of all */
+	u64 retry_gap_ns;		/* the timer's wait: 10 ms or 10 walks */
 };
 
 /*
@@ -164,8 +164,9 @@ struct rxecc_qp {
 	u8 wait_req;			/* requester / responder held back */
 	u8 wait_resp;
 	/*
-	 * RXECC_WAIT_REQ | RXECC_WAIT_RESP: after a local drop or a failed
-	 * buffer, wait for rl_timer whoever else wakes the task (rxe_retry.c)
+	 * RXECC_WAIT_REQ | RXECC_WAIT_RESP: after a local drop, a failed
+	 * buffer or a full egress queue (rxecc_tx_defer()), wait for rl_timer
+	 * whoever else wakes the task (rxecc_retry_hold())
 	 */
 	u8 hold;
 	bool stopped;			/* destroy, cleanup, reset: nothing arms them */

@@ -2,7 +2,9 @@
 /*
  * The transmit gate: before rxe's requester (rxe_requester()) or responder
  * (read_reply(), RDMA READ responses) builds a packet, rxecc_tx_wait() asks,
- * in this order, whether the QP's priority is paused by PFC (rxecc_pfc.c),
+ * in this order, whether the QP waits for a timer after a local drop, a
+ * failed buffer or a full egress queue (rxecc_retry_hold()), whether the
+ * QP's priority is paused by PFC (rxecc_pfc.c),
  * whether the host's own egress queue is over tx_qlimit, and whether the
  * DCQCN rate limiter holds the QP back (the pacer: a packet is due when the
  * previous ones have taken their time at the QP's rate Rc). A QP that must

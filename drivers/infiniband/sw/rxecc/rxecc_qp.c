@@ -46,8 +46,9 @@ void rxecc_qp_cache_exit(void)
  * NULL if the QP's destroy or cleanup has begun without one, or no memory
  * was left (counted in qp_cc_nomem): the caller then goes on as rxe does
  * without rxecc (the packet goes out, the CNP or the CE mark is not acted
- * on, a packet to build again is retried at once). Two paths that race to
- * allocate it agree on one; once set, qp->cc stays until rxecc_qp_free().
+ * on, a packet to build again waits for the device's retry timer). Two
+ * paths that race to allocate it agree on one; once set, qp->cc stays
+ * until rxecc_qp_free().
  */
 struct rxecc_qp *rxecc_qp_state(struct rxe_qp *qp)
 {
@@ -125,17 +126,21 @@ void rxecc_qp_reset(struct rxe_qp *qp)
  * its gate stops and holds everything from now on (rxecc_tx_wait()), and
  * the responder, scheduled, drops the read it was holding (read_reply()
  * asks rxecc_qp_destroyed()), then each request queued behind it. A QP
- * without state gets none from now on (nothing can make it wait on a
- * list), and its gate holds everything too.
+ * without state gets none from now on, and its gate holds everything too;
+ * its responder is scheduled as well: a READ response it held for the
+ * device's retry timer would otherwise wait for a timer that no longer
+ * finds the QP (rxe_cleanup() takes it out of the pool).
  */
 void rxecc_qp_destroy(struct rxe_qp *qp)
 {
 	struct rxecc_qp *cc = cmpxchg(&qp->cc, NULL, RXECC_QP_GONE);
 
-	if (!cc || cc == RXECC_QP_GONE)
+	if (cc == RXECC_QP_GONE)
 		return;
-	WRITE_ONCE(cc->destroyed, true);
-	rxecc_qp_stop_timers(qp, cc);
+	if (cc) {
+		WRITE_ONCE(cc->destroyed, true);
+		rxecc_qp_stop_timers(qp, cc);
+	}
 	rxecc_qp_sched(qp, true);
 }
 

@@ -13,88 +13,69 @@
  * A QP whose state could not be allocated (GFP_ATOMIC, under memory
  * pressure) has no timer of its own to wait on. Scheduling it again at once
  * spun in softirq for as long as the allocations failed and the qdisc kept
- * dropping (a paused port drops for ever). Instead it is noted on its
- * device's list (a fixed array: nothing to allocate), and the device's
- * retry timer schedules the QPs on it again RXECC_RETRY_NOSTATE_NS later,
- * once however many ask. Should more QPs ask than the list holds, the timer
- * schedules every QP of the device, and then waits at least ten times as
- * long as that sweep took before the next one, so that sweeping thousands
- * of QPs takes a tenth of a CPU at most.
+ * dropping (a paused port drops for ever). Instead it sets its bit in its
+ * device's bitmap of waiting QPs (one per direction, a bit per QP index
+ * modulo RXECC_RETRY_BITS: nothing to allocate), and the device's retry
+ * timer, RXECC_RETRY_NOSTATE_NS later, clears the bitmaps and schedules the
+ * QPs whose bits were set, once however many asked. Finding them walks the
+ * device's QPs, so the timer then waits at least ten times as long as that
+ * walk took before the next one: a tenth of a CPU at most, whatever the
+ * number of QPs. QPs that share a bit wait together and are scheduled
+ * together.
  *
  * The wait is a back-off under memory pressure, not pacing: 10 ms, the
- * order of the kernel's own waits for reclaim, so that a listed QP builds
+ * order of the kernel's own waits for reclaim, so that a waiting QP builds
  * its packet again at most 100 times a second (once a ms was about as often
  * as a slow machine can build one: no back-off there).
  */
 #define RXECC_RETRY_NOSTATE_NS	(10 * NSEC_PER_MSEC)
 
-/* Schedule @qp again (a reference held while it is). */
-static void rxecc_retry_qp(struct rxe_qp *qp)
-{
-	rxecc_qp_sched(qp, false);
-	rxecc_qp_sched(qp, true);
-	rxe_put(qp);
-}
-
 static enum hrtimer_restart rxecc_retry_timer_fn(struct hrtimer *t)
 {
 	struct rxe_dev *rxe = container_of(t, struct rxe_dev, cc.retry_timer);
-	u32 qpn[RXECC_RETRY_SLOTS];	/* pool indexes */
-	unsigned long flags, i;
-	unsigned int n;
+	unsigned long req[RXECC_RETRY_LONGS], resp[RXECC_RETRY_LONGS];
+	unsigned long i;
 	struct rxe_qp *qp;
-	bool all;
+	bool r, s;
 	u64 start;
 
-	spin_lock_irqsave(&rxe->cc.retry_lock, flags);
-	n = rxe->cc.retry_n;
-	all = rxe->cc.retry_all;
-	memcpy(qpn, rxe->cc.retry_qpn, n * sizeof(qpn[0]));
-	/* (read without the lock by rxecc_retry_hold()) */
-	WRITE_ONCE(rxe->cc.retry_n, 0);
-	WRITE_ONCE(rxe->cc.retry_all, false);
-	spin_unlock_irqrestore(&rxe->cc.retry_lock, flags);
-	if (!all) {
-		while (n--) {
-			qp = rxe_pool_get_index(&rxe->qp_pool, qpn[n]);
-			if (qp)
-				rxecc_retry_qp(qp);
-		}
-		return HRTIMER_NORESTART;
+	/* cleared first: a QP scheduled below finds itself no longer held */
+	for (i = 0; i < RXECC_RETRY_LONGS; i++) {
+		req[i] = xchg(&rxe->cc.retry_req[i], 0);
+		resp[i] = xchg(&rxe->cc.retry_resp[i], 0);
 	}
 	start = ktime_get_ns();
 	i = 0;
 	while (xa_find(&rxe->qp_pool.xa, &i, ULONG_MAX, XA_PRESENT)) {
-		qp = rxe_pool_get_index(&rxe->qp_pool, i++);
-		if (qp)
-			rxecc_retry_qp(qp);
+		r = test_bit(i % RXECC_RETRY_BITS, req);
+		s = test_bit(i % RXECC_RETRY_BITS, resp);
+		qp = r || s ? rxe_pool_get_index(&rxe->qp_pool, i) : NULL;
+		i++;
+		if (!qp)
+			continue;
+		if (r)
+			rxecc_qp_sched(qp, false);
+		if (s)
+			rxecc_qp_sched(qp, true);
+		rxe_put(qp);
 	}
 	WRITE_ONCE(rxe->cc.retry_gap_ns, max_t(u64, RXECC_RETRY_NOSTATE_NS,
 					       10 * (ktime_get_ns() - start)));
 	return HRTIMER_NORESTART;
 }
 
-/* Note @qp for the device's retry timer and arm the timer. */
-static void rxecc_retry_later(struct rxe_dev *rxe, struct rxe_qp *qp)
+/* Note @qp (its requester, or with @resp its responder) for the retry timer. */
+static void rxecc_retry_later(struct rxe_dev *rxe, struct rxe_qp *qp, bool resp)
 {
 	unsigned long flags;
-	unsigned int i;
-	u64 gap;
 
+	set_bit(qp->elem.index % RXECC_RETRY_BITS,
+		resp ? rxe->cc.retry_resp : rxe->cc.retry_req);
 	spin_lock_irqsave(&rxe->cc.retry_lock, flags);
-	for (i = 0; i < rxe->cc.retry_n && rxe->cc.retry_qpn[i] != qp->elem.index; i++)
-		;
-	if (i == rxe->cc.retry_n) {
-		if (i < RXECC_RETRY_SLOTS) {
-			rxe->cc.retry_qpn[i] = qp->elem.index;
-			WRITE_ONCE(rxe->cc.retry_n, i + 1);
-		} else {
-			WRITE_ONCE(rxe->cc.retry_all, true);
-		}
-	}
-	gap = rxe->cc.retry_all ? READ_ONCE(rxe->cc.retry_gap_ns) : RXECC_RETRY_NOSTATE_NS;
 	if (!hrtimer_is_queued(&rxe->cc.retry_timer))
-		hrtimer_start(&rxe->cc.retry_timer, ns_to_ktime(gap), HRTIMER_MODE_REL_SOFT);
+		hrtimer_start(&rxe->cc.retry_timer,
+			      ns_to_ktime(READ_ONCE(rxe->cc.retry_gap_ns)),
+			      HRTIMER_MODE_REL_SOFT);
 	spin_unlock_irqrestore(&rxe->cc.retry_lock, flags);
 }
 
@@ -105,28 +86,18 @@ static void rxecc_retry_later(struct rxe_dev *rxe, struct rxe_qp *qp)
  * the drop before), and the requester would build the packet again at once,
  * be dropped again, and so on, whatever timer rxecc armed: the wait held no
  * one. Now any wake-up before the timer's finds the QP held: with state, by
- * the hold the timer clears; without, while it is on its device's list (or,
- * the list overflowed, while its requester has need_req_skb set: the sweep
- * schedules every QP). Two reads for a QP that never had to wait.
+ * the hold bit its timer clears; without, by its bit in the device's bitmap,
+ * which the retry timer clears. No lock: one or two reads.
  */
 bool rxecc_retry_hold(struct rxe_qp *qp, bool resp)
 {
 	struct rxecc_qp *cc = rxecc_qp_peek(qp);
 	struct rxe_dev *rxe = to_rdev(qp->ibqp.device);
-	unsigned long flags;
-	unsigned int i;
-	bool hold;
 
 	if (cc)
 		return READ_ONCE(cc->hold) & (resp ? RXECC_WAIT_RESP : RXECC_WAIT_REQ);
-	if (likely(!READ_ONCE(rxe->cc.retry_n) && !READ_ONCE(rxe->cc.retry_all)))
-		return false;
-	spin_lock_irqsave(&rxe->cc.retry_lock, flags);
-	hold = rxe->cc.retry_all && !resp && READ_ONCE(qp->need_req_skb);
-	for (i = 0; !hold && i < rxe->cc.retry_n; i++)
-		hold = rxe->cc.retry_qpn[i] == qp->elem.index;
-	spin_unlock_irqrestore(&rxe->cc.retry_lock, flags);
-	return hold;
+	return test_bit(qp->elem.index % RXECC_RETRY_BITS,
+			resp ? rxe->cc.retry_resp : rxe->cc.retry_req);
 }
 
 void rxecc_retry_dev_init(struct rxe_dev *rxe)
@@ -158,7 +129,7 @@ static void rxecc_tx_retry(struct rxe_qp *qp, bool resp)
 	rcu_read_unlock();
 	/* (armed: the QP waits on its own timer) */
 	if (!armed && !rxecc_qp_peek(qp))
-		rxecc_retry_later(rxe, qp);
+		rxecc_retry_later(rxe, qp, resp);
 	else if (!armed)
 		rxecc_qp_sched(qp, resp);
 	rxe_counter_inc(rxe, RXECC_CNT_TX_LOCAL_RETRY);
@@ -167,8 +138,8 @@ static void rxecc_tx_retry(struct rxe_qp *qp, bool resp)
 /*
  * The local stack dropped the requester's packet (a full qdisc; rxe rolled
  * the send queue back): instead of building it again at once, and again
- * while the queue stays full, the requester waits a packet time. It is
- * also woken earlier when its packets in flight drain (need_req_skb).
+ * while the queue stays full, the requester waits a packet time, held at
+ * the gate until then whoever wakes it (rxecc_retry_hold()).
  */
 void rxecc_tx_dropped(struct rxe_qp *qp)
 {
