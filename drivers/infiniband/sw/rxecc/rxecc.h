@@ -133,9 +133,10 @@ struct rxecc_dev {
 	struct rxecc_cc_config __rcu *cfg; /* from registration to deallocation */
 	struct rxecc_pfc pfc;
 	/*
-	 * QPs that had no state to wait with after a local drop: a bit per QP
-	 * index modulo RXECC_RETRY_BITS, requester and responder apart; the
-	 * retry timer clears them and schedules those QPs (rxecc_retry.c)
+	 * Where QPs that had no state to wait with after a local drop are: a
+	 * bit per QP index modulo RXECC_RETRY_BITS, requester and responder
+	 * apart; the retry timer clears them and schedules the QPs there still
+	 * marked waiting (qp->cc_retry_req, _resp; rxecc_retry.c)
 	 */
 	unsigned long retry_req[RXECC_RETRY_LONGS];
 	unsigned long retry_resp[RXECC_RETRY_LONGS];

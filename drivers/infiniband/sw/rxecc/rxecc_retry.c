@@ -13,15 +13,17 @@
  * A QP whose state could not be allocated (GFP_ATOMIC, under memory
  * pressure) has no timer of its own to wait on. Scheduling it again at once
  * spun in softirq for as long as the allocations failed and the qdisc kept
- * dropping (a paused port drops for ever). Instead it sets its bit in its
- * device's bitmap of waiting QPs (one per direction, a bit per QP index
- * modulo RXECC_RETRY_BITS: nothing to allocate), and the device's retry
- * timer, RXECC_RETRY_NOSTATE_NS later, clears the bitmaps and schedules the
- * QPs whose bits were set, once however many asked. Finding them walks the
- * device's QPs, so the timer then waits at least ten times as long as that
- * walk took before the next one: a tenth of a CPU at most, whatever the
- * number of QPs. QPs that share a bit wait together and are scheduled
- * together.
+ * dropping (a paused port drops for ever). Instead it marks itself waiting
+ * (qp->cc_retry_req or _resp, its own bytes: nothing to allocate) and sets
+ * its bit in its device's bitmap of where to look (one per direction, a
+ * bit per QP index modulo RXECC_RETRY_BITS), and the device's retry timer,
+ * RXECC_RETRY_NOSTATE_NS later, clears the bitmaps, finds the QPs whose
+ * bits were set and schedules those of them still marked waiting, once
+ * however many asked. A QP that shares a bit with a waiting one is not held
+ * by it: the mark is the QP's own. Finding them walks the device's QPs, so
+ * the timer then waits ten times as long as that walk took, when that is
+ * longer (at most RXECC_RETRY_GAP_MAX_NS): a tenth of a CPU at most per
+ * device, whatever the number of QPs.
  *
  * The wait is a back-off under memory pressure, not pacing: 10 ms, the
  * order of the kernel's own waits for reclaim, so that a waiting QP builds
@@ -29,21 +31,38 @@
  * as a slow machine can build one: no back-off there).
  */
 #define RXECC_RETRY_NOSTATE_NS	(10 * NSEC_PER_MSEC)
+#define RXECC_RETRY_GAP_MAX_NS	NSEC_PER_SEC
+
+/* Schedule @qp's task if the QP is still marked waiting on @mark. */
+static void rxecc_retry_run(struct rxe_qp *qp, u8 *mark, bool resp)
+{
+	if (!READ_ONCE(*mark))
+		return;
+	WRITE_ONCE(*mark, 0);
+	rxecc_qp_sched(qp, resp);
+}
 
 static enum hrtimer_restart rxecc_retry_timer_fn(struct hrtimer *t)
 {
 	struct rxe_dev *rxe = container_of(t, struct rxe_dev, cc.retry_timer);
 	unsigned long req[RXECC_RETRY_LONGS], resp[RXECC_RETRY_LONGS];
-	unsigned long i;
+	unsigned long i, any = 0;
 	struct rxe_qp *qp;
 	bool r, s;
 	u64 start;
 
-	/* cleared first: a QP scheduled below finds itself no longer held */
+	/*
+	 * Cleared first (a full barrier each: it pairs with the one in
+	 * rxecc_retry_later()): a QP that sets its bit again from now on arms
+	 * the timer again.
+	 */
 	for (i = 0; i < RXECC_RETRY_LONGS; i++) {
 		req[i] = xchg(&rxe->cc.retry_req[i], 0);
 		resp[i] = xchg(&rxe->cc.retry_resp[i], 0);
+		any |= req[i] | resp[i];
 	}
+	if (!any)
+		return HRTIMER_NORESTART;
 	start = ktime_get_ns();
 	i = 0;
 	while (xa_find(&rxe->qp_pool.xa, &i, ULONG_MAX, XA_PRESENT)) {
@@ -54,13 +73,14 @@ static enum hrtimer_restart rxecc_retry_timer_fn(struct hrtimer *t)
 		if (!qp)
 			continue;
 		if (r)
-			rxecc_qp_sched(qp, false);
+			rxecc_retry_run(qp, &qp->cc_retry_req, false);
 		if (s)
-			rxecc_qp_sched(qp, true);
+			rxecc_retry_run(qp, &qp->cc_retry_resp, true);
 		rxe_put(qp);
 	}
-	WRITE_ONCE(rxe->cc.retry_gap_ns, max_t(u64, RXECC_RETRY_NOSTATE_NS,
-					       10 * (ktime_get_ns() - start)));
+	WRITE_ONCE(rxe->cc.retry_gap_ns,
+		   clamp_t(u64, 10 * (ktime_get_ns() - start),
+			   RXECC_RETRY_NOSTATE_NS, RXECC_RETRY_GAP_MAX_NS));
 	return HRTIMER_NORESTART;
 }
 
@@ -69,8 +89,17 @@ static void rxecc_retry_later(struct rxe_dev *rxe, struct rxe_qp *qp, bool resp)
 {
 	unsigned long flags;
 
+	WRITE_ONCE(*(resp ? &qp->cc_retry_resp : &qp->cc_retry_req), 1);
+	/* the mark before the bit: the timer that sees the bit sees the mark */
+	smp_mb__before_atomic();
 	set_bit(qp->elem.index % RXECC_RETRY_BITS,
 		resp ? rxe->cc.retry_resp : rxe->cc.retry_req);
+	/*
+	 * The bit before the timer's state is read: pairs with the timer's
+	 * xchg() after its state went inactive, so that either it sees the bit
+	 * or the timer is found not queued and armed again here.
+	 */
+	smp_mb__after_atomic();
 	spin_lock_irqsave(&rxe->cc.retry_lock, flags);
 	if (!hrtimer_is_queued(&rxe->cc.retry_timer))
 		hrtimer_start(&rxe->cc.retry_timer,
@@ -86,18 +115,16 @@ static void rxecc_retry_later(struct rxe_dev *rxe, struct rxe_qp *qp, bool resp)
  * the drop before), and the requester would build the packet again at once,
  * be dropped again, and so on, whatever timer rxecc armed: the wait held no
  * one. Now any wake-up before the timer's finds the QP held: with state, by
- * the hold bit its timer clears; without, by its bit in the device's bitmap,
- * which the retry timer clears. No lock: one or two reads.
+ * the hold bit its timer clears; without, by its own mark, which the retry
+ * timer clears. No lock: two reads.
  */
 bool rxecc_retry_hold(struct rxe_qp *qp, bool resp)
 {
 	struct rxecc_qp *cc = rxecc_qp_peek(qp);
-	struct rxe_dev *rxe = to_rdev(qp->ibqp.device);
 
 	if (cc)
 		return READ_ONCE(cc->hold) & (resp ? RXECC_WAIT_RESP : RXECC_WAIT_REQ);
-	return test_bit(qp->elem.index % RXECC_RETRY_BITS,
-			resp ? rxe->cc.retry_resp : rxe->cc.retry_req);
+	return READ_ONCE(*(resp ? &qp->cc_retry_resp : &qp->cc_retry_req));
 }
 
 void rxecc_retry_dev_init(struct rxe_dev *rxe)
@@ -117,7 +144,8 @@ void rxecc_retry_dev_exit(struct rxe_dev *rxe)
 /*
  * A packet the local stack dropped is built again after a packet time: on
  * the QP's own timer, or (no state could be allocated for it) the device's
- * retry timer; at once, as rxe does, when the QP is stopped.
+ * retry timer; at once, as rxe does, when the QP is stopped (reset or
+ * cleanup); never once it is destroyed (its gate holds everything).
  */
 static void rxecc_tx_retry(struct rxe_qp *qp, bool resp)
 {
@@ -127,11 +155,13 @@ static void rxecc_tx_retry(struct rxe_qp *qp, bool resp)
 	rcu_read_lock();
 	armed = rxecc_tx_defer(qp, rxecc_qp_cfg(qp), resp, RXECC_TX_RETRY_MIN_NS);
 	rcu_read_unlock();
-	/* (armed: the QP waits on its own timer) */
-	if (!armed && !rxecc_qp_peek(qp))
-		rxecc_retry_later(rxe, qp, resp);
-	else if (!armed)
-		rxecc_qp_sched(qp, resp);
+	/* armed: the QP waits on its own timer; destroyed: nothing more to send */
+	if (!armed && !rxecc_qp_destroyed(qp)) {
+		if (rxecc_qp_peek(qp))
+			rxecc_qp_sched(qp, resp);
+		else
+			rxecc_retry_later(rxe, qp, resp);
+	}
 	rxe_counter_inc(rxe, RXECC_CNT_TX_LOCAL_RETRY);
 }
 
