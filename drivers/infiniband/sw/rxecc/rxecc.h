@@ -142,7 +142,7 @@ struct rxecc_dev {
 	unsigned long retry_resp[RXECC_RETRY_LONGS];
 	spinlock_t retry_lock;		/* arming the timer, IRQs saved */
 	struct hrtimer retry_timer;
-	u64 retry_gap_ns;		/* the timer's wait: 10 ms or 10 walks */
+	u64 retry_gap_ns;		/* the timer's wait: 10 ms..1 s, 10 walks */
 };
 
 /*

@@ -10,7 +10,8 @@
  * (rxecc_retry.c), as a NIC takes a rate limiter for a QP when it first
  * needs one. rxe 6.1's struct rxe_qp fills its 2 KiB kmalloc
  * slab exactly, so state inside it would move every QP to the 4 KiB slab;
- * the QP holds only a pointer, in a hole of its layout (patch 0004).
+ * the QP holds only a pointer, in a hole of its layout, and two bytes
+ * for rxecc_retry.c in another (patch 0004).
  * Until then a QP costs rxecc nothing and sends at line rate.
  */
 #include <linux/slab.h>
@@ -104,6 +105,9 @@ void rxecc_qp_reset(struct rxe_qp *qp)
 	struct rxecc_qp *cc = rxecc_qp_peek(qp);
 	unsigned long flags;
 
+	/* a wait for the device's retry timer ends here (rxecc_retry.c) */
+	WRITE_ONCE(qp->cc_retry_req, 0);
+	WRITE_ONCE(qp->cc_retry_resp, 0);
 	if (!cc)
 		return;
 	rxecc_qp_stop_timers(qp, cc);

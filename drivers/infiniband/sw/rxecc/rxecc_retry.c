@@ -23,7 +23,8 @@
  * by it: the mark is the QP's own. Finding them walks the device's QPs, so
  * the timer then waits ten times as long as that walk took, when that is
  * longer (at most RXECC_RETRY_GAP_MAX_NS): a tenth of a CPU at most per
- * device, whatever the number of QPs.
+ * device while a walk takes under 100 ms. One slow walk (a preempted vCPU)
+ * lengthens the next wait, up to that second.
  *
  * The wait is a back-off under memory pressure, not pacing: 10 ms, the
  * order of the kernel's own waits for reclaim, so that a waiting QP builds
@@ -144,8 +145,11 @@ void rxecc_retry_dev_exit(struct rxe_dev *rxe)
 /*
  * A packet the local stack dropped is built again after a packet time: on
  * the QP's own timer, or (no state could be allocated for it) the device's
- * retry timer; at once, as rxe does, when the QP is stopped (reset or
- * cleanup); never once it is destroyed (its gate holds everything).
+ * retry timer; at once, as rxe does, when its timer cannot be armed (the
+ * QP is stopped for a reset or its cleanup); never once it is destroyed (its
+ * gate holds everything), and then not counted either. A QP without state
+ * that shares a bit with another may find its mark cleared early, by a walk
+ * that another QP's bit started: one early retry per walk at most.
  */
 static void rxecc_tx_retry(struct rxe_qp *qp, bool resp)
 {
@@ -156,12 +160,12 @@ static void rxecc_tx_retry(struct rxe_qp *qp, bool resp)
 	armed = rxecc_tx_defer(qp, rxecc_qp_cfg(qp), resp, RXECC_TX_RETRY_MIN_NS);
 	rcu_read_unlock();
 	/* armed: the QP waits on its own timer; destroyed: nothing more to send */
-	if (!armed && !rxecc_qp_destroyed(qp)) {
-		if (rxecc_qp_peek(qp))
-			rxecc_qp_sched(qp, resp);
-		else
-			rxecc_retry_later(rxe, qp, resp);
-	}
+	if (!armed && rxecc_qp_destroyed(qp))
+		return;
+	if (!armed && rxecc_qp_peek(qp))
+		rxecc_qp_sched(qp, resp);
+	else if (!armed)
+		rxecc_retry_later(rxe, qp, resp);
 	rxe_counter_inc(rxe, RXECC_CNT_TX_LOCAL_RETRY);
 }
 
