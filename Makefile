@@ -9,6 +9,9 @@
 #   make demo       the congestion lab: a 3:1 incast in four modes, table, plots, checks (docs/lab.md;
 #                   SCENARIO=FILE, RUNS=N repeats it and reports the spread, CHECK=1 exits 3 on an
 #                   unmet one)
+#   make lab-mutants    each lab expectation under a mutation that must fail it (DCQCN
+#                   that cannot cut, no PFC at the switch, no watchdog, one ECMP uplink) and
+#                   each scenario unbroken; docs/lab.md (not in check: about 50 minutes)
 #   make bench      rdma_rxecc against stock rdma_rxe in one guest boot (ratios, JSON)
 #   make soak       the congestion workload for SOAK_TIME s (default 600), reports what grew (not in check)
 #   make lint       W=1 + sparse build, checkpatch, clang-format, clang-tidy, shellcheck,
@@ -53,7 +56,7 @@ OUT        ?= $(TOP)/out
 DESTDIR    ?=
 export KSRC KVER
 
-.PHONY: all deps derive module userspace check check-host check-guest bench demo soak \
+.PHONY: all deps derive module userspace check check-host check-guest bench demo lab-mutants soak \
 	shell install uninstall deb check-packages clean distclean lint kernel-debug check-debug
 
 all: module userspace
@@ -98,9 +101,20 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@$(TOP)/ci/bench.sh $(OUT)
 
+# The lab's variables, passed to ci/demo.sh only when given on make's command
+# line (make would take an exported SENDERS or RATE from the environment).
+LAB_VARS   := SCENARIO RUNS CHECK SENDERS RATE DURATION PROFILE MODES
+lab_args    = $(foreach v,$(LAB_VARS),$(if $(filter command line,$(origin $(v))),'$(v)=$($(v))'))
+
 demo: deps
 	@$(MAKE) --no-print-directory all
-	@$(TOP)/ci/demo.sh $(OUT)
+	@$(TOP)/ci/demo.sh $(OUT) $(lab_args)
+
+# Every lab expectation under a mutation that must fail it, and each
+# scenario unbroken (ci/lab-mutants.sh; not in check: about 50 minutes).
+lab-mutants: deps
+	@$(MAKE) --no-print-directory all
+	@$(TOP)/ci/lab-mutants.sh $(OUT)
 
 soak: deps
 	@$(MAKE) --no-print-directory all

@@ -89,9 +89,13 @@ counters() {
 }
 
 # mode_set MODE: the switch port and every endpoint as the mode says.
+# MUTANT (make lab-mutants) breaks a mechanism while the mode still claims
+# it: no_pfc (the switch port sends and honours no PFC), no_cut (DCQCN's
+# rp_min_rate at the line rate: a CNP cuts nothing).
 mode_set() {
 	local m=$1 pfc=none mask=none
 	[ "${M_PFC[$m]}" = 1 ] && { pfc=$((1 << PRIO)); mask=$pfc; }
+	[ "$MUTANT" = no_pfc ] && pfc=none
 	fabric_sw tc qdisc del dev swp1 root 2>/dev/null
 	# shellcheck disable=SC2086
 	fabric_sw "$T" qdisc add dev swp1 rate "$RATE" pfc "$pfc" link "$LINK" \
@@ -112,6 +116,9 @@ mode_set() {
 	if [ -n "${M_SET[$m]}" ]; then
 		# shellcheck disable=SC2086
 		fabric_dcqcn_all set ${M_SET[$m]} || return 1
+	fi
+	if [ "$MUTANT" = no_cut ] && [ "${M_DCQCN[$m]}" = 1 ]; then
+		fabric_dcqcn_all set rp_min_rate_kbps "$LINK_KBPS" || return 1
 	fi
 }
 
@@ -254,7 +261,25 @@ run_mode() {
 	return $rc
 }
 
+# calibrate: the probe alone for CALIBRATION_S s before the modes, no load,
+# the first mode's port (LAB_OUT/calibration/probe.tsv): its floor, what a
+# ping costs the emulation with nothing queued (lab.py calibration()).
+CALIBRATION_S=${CALIBRATION_S:-6}
+calibrate() {
+	local dir=$LAB_OUT/calibration rc=0
+	mkdir -p "$dir"
+	mode_set "${MODES[0]}" || return 1
+	probe_start "$dir" || return 1
+	say "calibration: the probe alone for ${CALIBRATION_S} s"
+	sleep "$CALIBRATION_S"
+	probe_stop "$dir" || rc=1
+	return $rc
+}
+
 fail=0
+if [ "$PROBE" = 1 ]; then
+	calibrate || { say "calibration: the probe failed (see calibration/probe.err)"; fail=1; }
+fi
 for m in "${MODES[@]}"; do run_mode "$m" || fail=1; done
 fabric_destroy
 modules_unload >/dev/null 2>&1

@@ -144,6 +144,7 @@ collective)
 	exit 1
 	;;
 esac
+ALL_FLOWS=$FLOWS	# run_mode's FLOWS: these, or (placement = arranged) its own
 for i in $HOSTS; do
 	fabric_in "$i" tc qdisc replace dev eth0 root tbf rate "$LINK" burst 8kb limit 64kb || exit 1
 done
@@ -158,21 +159,29 @@ port_set() {
 }
 
 # mode_set MODE: every port and host as the mode says.
+# MUTANT (make lab-mutants) breaks a mechanism while the mode still claims
+# it: no_pfc (the switch ports send and honour no PFC), no_watchdog (no
+# switch watchdog), no_cut (DCQCN's rp_min_rate at the line rate: a CNP cuts
+# nothing), one_uplink (ecmp: lf1 routes every flow over sp1, after the
+# placement was arranged).
 mode_set() {
 	local m=$1
-	local pfc=none mark=(kmax 0) wd p prof=(profile "${M_PROFILE[$m]}") en=none
+	local pfc=none swpfc mark=(kmax 0) wd p prof=(profile "${M_PROFILE[$m]}") en=none
 	[ "${M_PFC[$m]}" = 1 ] && pfc=$((1 << PRIO))
+	swpfc=$pfc
+	[ "$MUTANT" = no_pfc ] && swpfc=none
 	[ "${M_DCQCN[$m]}" = 1 ] && { mark=(kmin "$KMIN" kmax "$KMAX" pmax "$PMAX"); en=all; }
 	wd=(wd_detection "${M_WD[$m]}" wd_action "${M_WD_ACTION[$m]}")
+	[ "$MUTANT" = no_watchdog ] && wd=(wd_detection 0)
 	for p in $CONGESTED; do
-		port_set "$p" rate "$RATE" pfc "$pfc" link "$LINK" limit "$BUFFER" xoff "$XOFF" xon "$XON" \
+		port_set "$p" rate "$RATE" pfc "$swpfc" link "$LINK" limit "$BUFFER" xoff "$XOFF" xon "$XON" \
 			headroom "$HEADROOM" "${mark[@]}" "${wd[@]}" || return 1
 	done
 	# the watchdog on the congested ports only, or (watchdog_ports all) on
 	# every port
 	[ "${M_WD_PORTS[$m]}" = all ] || wd=(wd_detection 0)
 	for p in $PORTS; do
-		port_set "$p" pfc "$pfc" link "$LINK" limit "$BUFFER" xoff "$XOFF" xon "$XON" \
+		port_set "$p" pfc "$swpfc" link "$LINK" limit "$BUFFER" xoff "$XOFF" xon "$XON" \
 			headroom "$HEADROOM" kmax 0 "${wd[@]}" || return 1
 	done
 	[ "$SCALE" = 1 ] && [ "${M_PROFILE[$m]}" != lab ] && prof+=(scale "$LINK" speedup "$SPEEDUP")
@@ -183,12 +192,15 @@ mode_set() {
 		# shellcheck disable=SC2086 # NAME VALUE pairs
 		fabric_dcqcn_all set ${M_SET[$m]} || return 1
 	fi
+	if [ "$MUTANT" = no_cut ] && [ "${M_DCQCN[$m]}" = 1 ]; then
+		fabric_dcqcn_all set rp_min_rate_kbps "$LINK_KBPS" || return 1
+	fi
 	if [ "$TOPOLOGY" = ecmp ]; then
-		fabric_ecmp_hash "$([ "${M_HASH[$m]}" = l3 ] && echo 0 || echo 1)" &&
+		ecmp_routes sp1 sp2 &&
+			fabric_ecmp_hash "$([ "${M_HASH[$m]}" = l3 ] && echo 0 || echo 1)" &&
 			fabric_dcqcn_all set udp_sport "${M_SPORT[$m]}" || return 1
 		mkdir -p "$LAB_OUT/$m"
 		fabric_sw_in lf1 sysctl -n net.ipv4.fib_multipath_hash_policy >"$LAB_OUT/$m/hash-policy"
-		ip -n "$(fabric_sw_ns lf1)" route show "$(fabric_ip 5 | sed 's/\.1$/.0/')/24" >"$LAB_OUT/$m/route-lf1"
 		for s in sp1 sp2; do fabric_sw_in $s nft flush set inet lab_ecmp flows || return 1; done
 	fi
 	if [ "$TOPOLOGY" = storm ]; then
@@ -196,6 +208,43 @@ mode_set() {
 		# PFC_RX_XOFF ms, and resumes it once one waited 1 ms or less
 		fabric_dcqcn 1 set pfc_rx_xoff "${PFC_RX_XOFF}ms" pfc_rx_xon 1ms || return 1
 	fi
+}
+
+# ecmp_routes SPINE[:WEIGHT]...: lf1's routes to lf2's hosts over these
+# spines (weight 1 unless given).
+ecmp_routes() {
+	local i s hops='' batch=''
+	for s in "$@"; do hops+=" nexthop via ${FABRIC_NEXT[lf1:${s%:*}]} weight ${s#*:}"; done
+	hops=${hops// weight sp[0-9]/ weight 1}
+	for i in 5 6 7 8; do batch+="route replace 10.0.$i.0/24$hops"$'\n'; done
+	ip -n "$(fabric_sw_ns lf1)" -batch - <<<"$batch"
+}
+
+# ecmp_arrange DIR: placement = arranged: the flows (FLOWS) chosen from
+# where lf1's FIB sends each host pair (ci/lab/ecmp.py arrange; DIR/routes,
+# DIR/arranged). The address hash of the 16 host pairs is fixed for the
+# boot; when its halves allow no arrangement (about 1 boot in 20), the two
+# next hops' weights move the boundary between them (1:2, 2:1, ...) until
+# one does; DIR/weights says which.
+ecmp_arrange() {
+	local dir=$1 i j dev w
+	for w in 1:1 1:2 2:1 1:3 3:1 2:3 3:2; do
+		ecmp_routes "sp1:${w%:*}" "sp2:${w#*:}" || return 1
+		: >"$dir/routes"
+		for i in 1 2 3 4; do
+			for j in 5 6 7 8; do
+				dev=$(ip -n "$(fabric_sw_ns lf1)" route get "$(fabric_ip "$j")" from "$(fabric_ip "$i")" \
+					iif "swp$i" | sed -n 's/.* dev to-\(sp[12]\) .*/\1/p')
+				echo "$i $j $dev" >>"$dir/routes"
+			done
+		done
+		if python3 "$RXECC_TOP/ci/lab/ecmp.py" arrange "$dir/routes" >"$dir/arranged" 2>"$dir/arrange.err"; then
+			echo "$w" >"$dir/weights"
+			FLOWS=$(cut -d' ' -f1 "$dir/arranged" | tr '\n' ' ')
+			return 0
+		fi
+	done
+	return 1
 }
 
 # h1's receive stall (storm): rx_stall.py is started before the load (its
@@ -245,6 +294,17 @@ run_mode() {
 	[ "$TOPOLOGY" = ecmp ] && amount=(-n $((TRANSFER / MESSAGE)) -e) bw=ib_send_bw
 	mkdir -p "$dir"
 	mode_set "$m" || { say "$m: configuration failed"; return 1; }
+	FLOWS=$ALL_FLOWS
+	if [ "$TOPOLOGY" = ecmp ]; then
+		if [ "${M_PLACE[$m]}" = arranged ]; then
+			ecmp_arrange "$dir" || { say "$m: no arrangement of the flows (see $m/routes)"; return 1; }
+			say "$m: flows arranged from lf1's FIB: $FLOWS"
+		fi
+		if [ "$MUTANT" = one_uplink ]; then
+			ecmp_routes sp1 || return 1
+		fi
+		ip -n "$(fabric_sw_ns lf1)" route show "$(fabric_ip 5 | sed 's/\.1$/.0/')/24" >"$dir/route-lf1"
+	fi
 	port=18900 k=0
 	for f in $FLOWS; do
 		src=${f%:*} dst=${f#*:} port=$((port + 1)) k=$((k + 1))

@@ -111,8 +111,8 @@ def checks(results, sc):
             # overflow the port again round after round: whether the ranks
             # finish is what the run shows, not an expectation; a result that
             # came must be right
-            out.append((f"{lbl}: every element that rank 0 reported was right",
-                        r.get("wrong") == 0 if "wrong" in r else None,
+            out.append((f"{lbl}: every element that rank 0 reported was right (no report: a rank failed)",
+                        r.get("wrong") == 0 if "wrong" in r else not r["ranks_ok"],
                         f"wrong elements {r.get('wrong')}; ranks {ranks}"))
         if r["pfc"]:
             out.append((f"{lbl}: lossless: no switch port dropped a packet", t["drops"] == 0,
@@ -130,6 +130,12 @@ def checks(results, sc):
     if op == "alltoall":
         by = {(r["pfc"], r["dcqcn"]): r for r in ok}
         base, pfc, both = by.get((False, False)), by.get((True, False)), by.get((True, True))
+        if not base:
+            out.append(lab.not_applicable("without PFC or DCQCN: the switches drop packets",
+                                          "no mode of the scenario runs without both"))
+        if not (pfc and both):
+            out.append(lab.not_applicable(f"DCQCN + PFC: at most 1/{FEWER_PFC} of PFC alone's PFC frames",
+                                          "the scenario lacks a mode with PFC alone or with both"))
         if base:
             t = base["totals"]
             out.append((f"{base['label']}: the switches drop packets (the incast at the hosts' ports, the 2:1 "

@@ -13,14 +13,17 @@
   lab.py spread OUT.md REPORT.json...
       several runs' reports: each figure's median and range per mode, and
       how many runs met each expectation (to OUT.md and the terminal); exit
-      status 3 unless every run met every expectation (one that did not
-      apply to what a run did, met null, counts in no run)
+      status 3 unless every run met every expectation that applies (met
+      null: the scenario rules it out, in every run; a run without it did
+      not meet it) and at least one applies
+  lab.py verdict REPORT.json
+      make demo CHECK=1 of one run: exit status 3 unless every expectation
+      that applies was met and at least one applies
 
 A bad scenario gets one line naming the file, the line and what is wrong,
 and exit status 2.
 """
 import argparse
-import bisect
 import functools
 import json
 import math
@@ -166,6 +169,21 @@ def parse_collective(v):
     return v
 
 
+MUTANTS = ("none", "no_cut", "no_pfc", "no_watchdog", "one_uplink")
+
+
+def parse_mutant(v):
+    if v not in MUTANTS:
+        raise ScenarioError(f"'{v}' is not one of {', '.join(MUTANTS)}")
+    return v
+
+
+def parse_placement(v):
+    if v not in ("hash", "arranged"):
+        raise ScenarioError(f"'{v}' is not hash or arranged")
+    return v
+
+
 def parse_modes(v):
     names = v.split()
     if not names:
@@ -218,16 +236,19 @@ KEYS = {
                       "path lets through"),
     "pfc_rx_xoff": (parse_ms(1, 10000), "20", "storm: h1 pauses its switch port when a packet waited "
                     "this long (ms)"),
+    "mutant": (parse_mutant, "none", "make lab-mutants: a mechanism broken on purpose while every mode "
+               "still claims it (no_cut: DCQCN's rp_min_rate at the line rate; no_pfc: the switch ports "
+               "send no PFC; no_watchdog: no switch watchdog; one_uplink: lf1 routes every flow over sp1)"),
 }
 MODE_KEYS = {"pfc": parse_bool, "dcqcn": parse_bool, "profile": parse_profile,
              "label": str, "watchdog": parse_ms(10, 5000), "watchdog_action": parse_wd_action,
              "watchdog_ports": parse_wd_ports, "stall_watermark": parse_ms(80, 8000),
-             "ecmp_hash": parse_hash, "udp_sport": parse_sport}
+             "ecmp_hash": parse_hash, "udp_sport": parse_sport, "placement": parse_placement}
 # what a mode has when its section does not say
 # (stall_watermark: every mode sets it, since the modes share the devices;
 # 8000 ms is the driver's default, mlx5's)
 MODE_DEFAULTS = {"watchdog": 0, "watchdog_action": "drop", "watchdog_ports": "bottleneck",
-                 "stall_watermark": 8000, "ecmp_hash": "l4", "udp_sport": "flow_label"}
+                 "stall_watermark": 8000, "ecmp_hash": "l4", "udp_sport": "flow_label", "placement": "hash"}
 
 
 def parse_dcqcn_key(key, value):
@@ -309,9 +330,18 @@ def read_scenario(path, overrides):
     if sc["topology"] != "ecmp" and {"transfer", "flows_per_pair"} & given:
         raise ScenarioError(f"{path or 'scenario'}: transfer and flows_per_pair are the ecmp "
                             "topology's")
-    if sc["topology"] != "ecmp" and any({"ecmp_hash", "udp_sport"} & set(m) for m in modes.values()):
-        raise ScenarioError(f"{path or 'scenario'}: the mode keys ecmp_hash and udp_sport are the ecmp "
-                            "topology's")
+    if sc["topology"] != "ecmp" and any({"ecmp_hash", "udp_sport", "placement"} & set(m) for m in modes.values()):
+        raise ScenarioError(f"{path or 'scenario'}: the mode keys ecmp_hash, udp_sport and placement are the "
+                            "ecmp topology's")
+    for m in resolved:
+        if m["placement"] == "arranged" and (m["ecmp_hash"] != "l3" or sc["flows_per_pair"] != 2):
+            # the guest asks lf1's FIB where each flow goes before it starts:
+            # known for an address hash, not for a source port that the QP
+            # numbers give
+            raise ScenarioError(f"{path or 'scenario'}: mode {m['name']}: placement = arranged needs "
+                                "ecmp_hash = l3 and flows_per_pair = 2")
+    if sc["mutant"] == "one_uplink" and sc["topology"] != "ecmp":
+        raise ScenarioError(f"{path or 'scenario'}: mutant one_uplink is the ecmp topology's")
     if sc["topology"] == "ecmp":
         n = to_bytes(sc["transfer"]) // sc["message"]
         # (perftest's -n: at least 5 iterations)
@@ -365,9 +395,11 @@ def write_shell(sc, path):
            f"STALL_RELEASE={sc['stall_release']}", f"PFC_RX_XOFF={sc['pfc_rx_xoff']}",
            f"TRANSFER={to_bytes(sc['transfer'])}", f"FLOWS_PER_PAIR={sc['flows_per_pair']}",
            f"COLL_OP={sc['collective']}", f"COLL_BYTES={to_bytes(sc['coll_bytes'])}",
-           f"COLL_ITERS={sc['coll_iters']}",
+           f"COLL_ITERS={sc['coll_iters']}", f"MUTANT={sc['mutant']}",
+           f"LINK_KBPS={round(sc['link'] * 1000)}",
            "MODES=(" + " ".join(q(m["name"]) for m in sc["modes"]) + ")",
-           "declare -A M_PFC M_DCQCN M_PROFILE M_SET M_WD M_WD_ACTION M_WD_PORTS M_STALL M_HASH M_SPORT"]
+           "declare -A M_PFC M_DCQCN M_PROFILE M_SET M_WD M_WD_ACTION M_WD_PORTS M_STALL M_HASH M_SPORT "
+           "M_PLACE"]
     for m in sc["modes"]:
         n = q(m["name"])
         sets = " ".join(f"{k} {v}" for k, v in m["dcqcn_set"])
@@ -376,7 +408,7 @@ def write_shell(sc, path):
                 f"M_WD[{n}]={m['watchdog']}", f"M_WD_ACTION[{n}]={q(m['watchdog_action'])}",
                 f"M_WD_PORTS[{n}]={q(m['watchdog_ports'])}",
                 f"M_STALL[{n}]={m['stall_watermark']}", f"M_HASH[{n}]={m['ecmp_hash']}",
-                f"M_SPORT[{n}]={m['udp_sport']}"]
+                f"M_SPORT[{n}]={m['udp_sport']}", f"M_PLACE[{n}]={m['placement']}"]
     with open(path, "w", encoding="utf-8") as f:
         f.write("# written by ci/lab/lab.py from the scenario\n" + "\n".join(out) + "\n")
 
@@ -875,45 +907,23 @@ def analyse(raw, sc, mode):
     r["probe"] = {"samples": len(s), "p50_us": percentile(s, 50), "p99_us": percentile(s, 99),
                   "p999_us": percentile(s, 99.9) if len(s) >= 1000 else None,
                   "max_us": s[-1] if s else None} if sc["probe"] else None
-    if r["probe"] and r["trace_complete"]:
-        pcap = os.path.join(d, "swp1.pcap")
-        probe_ip, off = f"10.0.{sc['senders'] + 2}.1", clock_offset(d)
-        crossings = sorted(t - off for t, src, _, _ in (packets(pcap) if os.path.exists(pcap) else ())
-                           if src == probe_ip)
-        r["probe"].update(probe_floor(timed, q, crossings))
     return r, (s, timed, sim)
 
 
-PROBE_FLOOR_PINGS = 100     # pings that crossed an empty port, for a floor
-# "Empty" for a ping: no data packet of the senders queued (1082 B each on
-# the wire); the probe's own 64 B packets and the ACKs fit under it.
-EMPTY_BYTES = 1000
+CALIBRATION_PINGS = 100     # the probe's calibration: at least this many pings
 
 
-def probe_floor(timed, queue, crossings):
-    """The probe's floor: the p99 of the pings that crossed the bottleneck
-    with its queue empty all the way from their send to their packet's
-    departure from the port (`crossings`: the probe's data packets in the
-    port's capture; a ping's is its first one from its send, within its
-    round trip; the queue's events; all CLOCK_MONOTONIC), so that they
-    waited behind nothing there. A ping before the queue's first event, or
-    without a packet in the capture, does not count. What a ping costs under
-    the same load without the queue (the emulation: hosts and switch share
-    two emulated CPUs). {"floor_pings": n, "floor_p99_us": p99, None with
-    fewer than PROBE_FLOOR_PINGS}."""
-    ts = [t for t, _ in queue]
-    empty = []
-    for t, us in timed:
-        k = bisect.bisect_left(crossings, t)
-        if k == len(crossings) or crossings[k] > t + 2 * us / 1e6:
-            continue
-        i = bisect.bisect_right(ts, t) - 1
-        j = bisect.bisect_right(ts, crossings[k]) - 1
-        if i >= 0 and all(queue[x][1] < EMPTY_BYTES for x in range(i, j + 1)):
-            empty.append(us)
-    empty.sort()
-    return {"floor_pings": len(empty),
-            "floor_p99_us": percentile(empty, 99) if len(empty) >= PROBE_FLOOR_PINGS else None}
+def calibration(raw):
+    """The probe's floor: the p99 of its pings in the calibration the guest
+    runs before the modes (raw/calibration/probe.tsv: the probe alone, no
+    load, the first mode's switch port). {"pings": n, "p99_us": p99 (None
+    with fewer than CALIBRATION_PINGS)}; None without a calibration."""
+    d = os.path.join(raw, "calibration")
+    if not os.path.isdir(d):
+        return None
+    s = sorted(v for _, v in probe_samples(d))
+    return {"pings": len(s), "p99_us": percentile(s, 99) if len(s) >= CALIBRATION_PINGS else None,
+            "p50_us": percentile(s, 50)}
 
 
 def fmt(v, spec=""):
@@ -972,7 +982,7 @@ TARGET_PROBE_P99 = 5         # ... and the probe's p99 above its floor 1/5 of PF
 TARGET_AT_KMIN_PCT = 25
 
 
-def checks(results, sc):
+def checks(results, sc, calib=None):
     """The lab's expectations, one (text, met, measured) each: in every DCQCN
     mode, DCQCN sets the senders' rates (each at its fair share most of the
     time), keeps the port full and its queue in the marking band, fairly;
@@ -984,6 +994,10 @@ def checks(results, sc):
              f"{round(sc['rate'] / sc['senders'], 2):g} Mbit/s")
     band = (f"every sender's DCQCN rate within ±{round(100 * FAIR_BAND)} % of its fair share "
             f"({share}) {TARGET_IN_BAND_PCT} % of the time or more")
+    if not any(r.get("dcqcn") for r in results):
+        out.append(not_applicable("every DCQCN mode: rates at the fair share, goodput, the queue in the "
+                                  "marking band, Jain, kernel against simulation",
+                                  "no mode of the scenario runs DCQCN"))
     for r in results:
         if not r.get("dcqcn"):
             continue
@@ -1040,50 +1054,69 @@ def checks(results, sc):
                            else "")))
         else:
             out.append((text, False, sim.get("note") or "no simulation"))
-    by = {r["name"]: r for r in results}
-    both, pfc = by.get("dcqcn+pfc"), by.get("pfc")
-    if not both or not pfc:
-        return out
-    drops = both.get("switch_drops")
-    out.append(("DCQCN + PFC: no switch drop", drops == 0,
-                f"{drops} drops" if drops is not None else "no qdisc counters"))
-    frames_text = f"DCQCN + PFC: PFC frames 1/{TARGET_PFC_FRAMES} of PFC only's or fewer"
-    if all(k in m for m in (both, pfc) for k in ("pfc_xoff", "pfc_xon")):
-        frames = both["pfc_xoff"] + both["pfc_xon"]
-        frames_pfc = pfc["pfc_xoff"] + pfc["pfc_xon"]
-        # PFC only that paused nothing is no comparison
-        out.append((frames_text, frames_pfc > 0 and frames * TARGET_PFC_FRAMES <= frames_pfc,
-                    f"{frames} vs {frames_pfc}"))
-    else:
-        out.append((frames_text, False, "no qdisc counters"))
-    if sc["probe"]:
-        # Above the floor: the part of the p99 the port's queue makes, which
-        # is what DCQCN changes. The floor is the emulation's, taken where
-        # a fifth or more of the pings cross an empty port (DCQCN + PFC),
-        # and subtracted from both modes (PFC only's own rests on a few
-        # hundred pings at most)
-        text = f"DCQCN + PFC: probe p99 above its floor 1/{TARGET_PROBE_P99} of PFC only's or lower"
-        a, b = ((both.get("probe") or {}).get("p99_us"), (pfc.get("probe") or {}).get("p99_us"))
-        floor = (both.get("probe") or {}).get("floor_p99_us")
-        pings = (both.get("probe") or {}).get("floor_pings")
-        if a and b and pings is None:
-            out.append((text, False, f"no floor: no complete queue trace; {a:.0f} vs {b:.0f} us"))
-        elif a and b and floor is None:
-            out.append((text, False, f"no floor: {pings} pings crossed an empty port "
-                        f"({PROBE_FLOOR_PINGS} needed); {a:.0f} vs {b:.0f} us"))
-        elif a and b and floor > a:
-            # the pings that waited behind nothing have the heavier tail:
-            # the floor explains nothing of the p99
-            out.append((text, False, f"the floor {floor:.0f} us is above the p99 ({a:.0f} vs {b:.0f} us)"))
-        elif a and b:
-            above, above_pfc = a - floor, b - floor
-            out.append((text, above_pfc > 0 and above * TARGET_PROBE_P99 <= above_pfc,
-                        f"{a:.0f} vs {b:.0f} us, floor {floor:.0f} us: {above:.0f} vs {above_pfc:.0f} us "
-                        f"above it" + (f" ({100 * above / above_pfc:.0f} %; {100 * a / b:.0f} % in all)"
-                                       if above_pfc > 0 else "")))
-        else:
-            out.append((text, False, "no probe p99 in one of the modes"))
+    # PFC's promise, in every mode that runs it: lossless
+    for r in results:
+        if r.get("pfc"):
+            drops = r.get("switch_drops")
+            out.append((f"{r['label']}: lossless: no switch drop", drops == 0,
+                        f"{drops} drops" if drops is not None else "no qdisc counters"))
+    out += comparisons(results, sc, calib)
     return out
+
+
+def not_applicable(text, why):
+    """An expectation the scenario itself rules out (its modes, its keys):
+    neither met nor unmet, and said so. Never for what a run did or did not
+    record: that is a check not met."""
+    return (text, None, f"does not apply: {why}")
+
+
+def comparisons(results, sc, calib):
+    """DCQCN + PFC against PFC alone, keyed on what the modes do (not on
+    their names): every mode with both against every mode with PFC and no
+    DCQCN: a tenth of the pause frames, a fifth of the probe's p99 above its
+    floor. A scenario without such a pair says so, on its own line."""
+    both = [r for r in results if r.get("pfc") and r.get("dcqcn")]
+    alone = [r for r in results if r.get("pfc") and not r.get("dcqcn")]
+    if not both or not alone:
+        missing = " or ".join(w for w, m in (("PFC and DCQCN", both), ("PFC without DCQCN", alone)) if not m)
+        return [not_applicable("DCQCN + PFC against PFC alone (PFC frames, probe)",
+                               f"no mode of the scenario runs {missing}")]
+    out = []
+    for r, p in ((r, p) for r in both for p in alone):
+        lbl = f"{r['label']} against {p['label']}"
+        frames_text = f"{lbl}: PFC frames 1/{TARGET_PFC_FRAMES} of PFC alone's or fewer"
+        if all(k in m for m in (r, p) for k in ("pfc_xoff", "pfc_xon")):
+            frames = r["pfc_xoff"] + r["pfc_xon"]
+            frames_pfc = p["pfc_xoff"] + p["pfc_xon"]
+            # PFC alone that paused nothing is no comparison
+            out.append((frames_text, frames_pfc > 0 and frames * TARGET_PFC_FRAMES <= frames_pfc,
+                        f"{frames} vs {frames_pfc}"))
+        else:
+            out.append((frames_text, False, "no qdisc counters"))
+        out.append(probe_check(lbl, r, p, sc, calib))
+    return out
+
+
+def probe_check(lbl, r, p, sc, calib):
+    """The probe's p99 above its floor, r against p. The floor is the
+    probe's own calibration (calib: the probe alone, no load, in the same
+    boot, before the modes), the same for both modes: what a ping costs the
+    emulation with nothing queued anywhere."""
+    text = f"{lbl}: probe p99 above its floor 1/{TARGET_PROBE_P99} of PFC alone's or lower"
+    if not sc["probe"]:
+        return not_applicable(text, "the scenario turns the probe off (probe = off)")
+    a, b = ((m.get("probe") or {}).get("p99_us") for m in (r, p))
+    if not a or not b:
+        return (text, False, "no probe p99 in one of the modes")
+    floor = (calib or {}).get("p99_us")
+    if floor is None:
+        return (text, False, f"no floor: {(calib or {}).get('pings', 0)} pings in the probe's calibration "
+                f"({CALIBRATION_PINGS} needed); {a:.0f} vs {b:.0f} us")
+    above, above_pfc = a - floor, b - floor
+    return (text, above_pfc > 0 and above * TARGET_PROBE_P99 <= above_pfc,
+            f"{a:.0f} vs {b:.0f} us, floor {floor:.0f} us: {above:.0f} vs {above_pfc:.0f} us above it"
+            + (f" ({100 * above / above_pfc:.0f} %; {100 * a / b:.0f} % in all)" if above_pfc > 0 else ""))
 
 
 def gp_str(text):
@@ -1346,9 +1379,9 @@ def describe(sc):
 
 
 def met_word(ok):
-    """An expectation's outcome in the report: met, not met, or (None) not
-    applicable to what the run did."""
-    return "n/a" if ok is None else "yes" if ok else "no"
+    """An expectation's outcome in the report: met, not met, or (None) ruled
+    out by the scenario (not_applicable)."""
+    return "does not apply" if ok is None else "yes" if ok else "no"
 
 
 def analyse_modes(raw, sc, analyse):
@@ -1399,13 +1432,14 @@ def print_summary(text, results, columns, ck, outdir, made):
     print(f"report: {outdir}/report.md, report.json, {len(made)} plots")
 
 
-def write_report_json(outdir, sc, results, ck, made):
+def write_report_json(outdir, sc, results, ck, made, extra=None):
     """OUTDIR/report.json: the scenario, each mode's figures, the checks
-    ((text, met, measured) each) and the plots' file names."""
+    ((text, met, measured) each), the plots' file names and extra's keys
+    (the incast's probe calibration)."""
     with open(os.path.join(outdir, "report.json"), "w", encoding="utf-8") as f:
         json.dump({"scenario": sc, "modes": results,
                    "checks": [{"check": c, "met": ok, "measured": m} for c, ok, m in ck],
-                   "plots": made}, f, indent=2)
+                   "plots": made, **(extra or {})}, f, indent=2)
         f.write("\n")
 
 
@@ -1427,25 +1461,26 @@ def report(raw, scenario_json, outdir):
         results.append(r)
         samples[mode["name"]] = s
     made = plots(raw, sc, results, samples, outdir)
-    ck = checks(results, sc)
-    write_report_json(outdir, sc, results, ck, made)
+    calib = calibration(raw) if sc["probe"] else None
+    ck = checks(results, sc, calib)
+    write_report_json(outdir, sc, results, ck, made, {"probe_calibration": calib})
     notes = ("Goodput: distinct data packets (QP, PSN) x 1024 B at the bottleneck's egress while every "
              "sender ran. Retransmissions: the senders' `completer_retry_err`. PFC: frames the "
              "bottleneck sent for the RoCE priority; paused ms: the senders' "
              "`rx_prio<p>_pause_duration`. Probe: half the round trip of an RC SEND ping-pong "
              "(rxecc-verbs --test ping, one ping at a time, every ping's data checked) through "
              "the same port, pings sent while the load ran.")
-    md = [f"# Congestion lab: {describe(sc)}", "", md_table(results), "", notes, ""]
-    if ck:
-        md += ["## Expectations", ""] + [f"- {c}: **{'yes' if ok else 'no'}** ({m})" for c, ok, m in ck]
-        md.append("")
-    md += ["## Plots", ""] + [f"![{p}]({p})" for p in made] + [""]
-    with open(os.path.join(outdir, "report.md"), "w", encoding="utf-8") as f:
-        f.write("\n".join(md))
+    if sc["probe"]:
+        notes += (" The probe's floor: " + (f"the p99 of its {calib['pings']} pings alone, before the modes, "
+                                            f"with no load (same boot): {fmt(calib['p99_us'], '.0f')} us "
+                                            f"(median {fmt(calib['p50_us'], '.0f')} us)."
+                                            if calib else "no calibration was recorded."))
+    write_report_md(outdir, [f"# Congestion lab: {describe(sc)}", "", md_table(results), "", notes, ""],
+                    ck, [], made)
     print(describe(sc))
     print(text_table(results))
     for c, ok, m in ck:
-        print(f"  {c}: {'yes' if ok else 'NO'} ({m})")
+        print(f"  {c}: {met_word(ok).replace('no', 'NO')} ({m})")
     print(f"report: {outdir}/report.md, report.json, {len(made)} plots")
     return 0
 
@@ -1460,7 +1495,6 @@ SPREAD_FIGURES = [
     ("switch drops", lambda r: r.get("switch_drops")),
     ("PFC frames", lambda r: r["pfc_xoff"] + r["pfc_xon"] if "pfc_xoff" in r and "pfc_xon" in r else None),
     ("probe p99 us", lambda r: (r.get("probe") or {}).get("p99_us")),
-    ("probe floor us", lambda r: (r.get("probe") or {}).get("floor_p99_us")),
     ("Rc vs sim. % fair", lambda r: (r.get("sim") or {}).get("rc_diff_pct")),
     ("worst sender's Rc in band %",
      lambda r: min(p["in_band_pct"] for p in r["rc"]["senders"].values())
@@ -1504,16 +1538,47 @@ def spread(reports):
                 continue
             cells.append(f"{spread_num(statistics.median(v))} ({spread_num(v[0])}-{spread_num(v[-1])})")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    floors = sorted(c["p99_us"] for rep in reports if (c := rep.get("probe_calibration"))
+                    and c.get("p99_us") is not None)
+    if floors:
+        lines += ["", f"The probe's floor (its calibration's p99, {len(floors)} runs): "
+                  f"{spread_num(statistics.median(floors))} ({spread_num(floors[0])}-{spread_num(floors[-1])}) us."]
     lines += ["", "| expectation | runs that met it |", "|---|---|"]
     names = list(dict.fromkeys(c["check"] for rep in reports for c in rep["checks"]))
-    every = True
+    every = bool(names)
     for c in names:
         met = sum(1 for rep in reports for k in rep["checks"] if k["check"] == c and k["met"])
-        # met None: the run's outcome gave the check nothing to test
+        # met None: the scenario rules the check out (not_applicable), in
+        # every run alike; a run without the check did not meet it
         na = sum(1 for rep in reports for k in rep["checks"] if k["check"] == c and k["met"] is None)
-        every = every and met == n - na
-        lines.append(f"| {c} | {met} of {n - na}" + (f" ({na} not applicable)" if na else "") + " |")
+        if na == n:
+            lines.append(f"| {c} | does not apply |")
+            continue
+        every = every and met == n
+        lines.append(f"| {c} | {met} of {n} |")
+    if every and all(k["met"] is None for rep in reports for k in rep["checks"]):
+        every = False
+        lines += ["", "No expectation applies to this scenario: nothing was checked."]
     return "\n".join(lines) + "\n", every
+
+
+def verdict(path):
+    """CHECK=1 of one run: its report.json's expectations. 0 when every one
+    that applies was met and at least one applies; 3 otherwise (one line
+    naming the unmet ones, or saying that nothing was checked)."""
+    ck = json.loads(read_text(path))["checks"]
+    unmet = [c["check"] for c in ck if c["met"] is not True and c["met"] is not None]
+    applied = [c for c in ck if c["met"] is not None]
+    if unmet:
+        print(f"demo: expectations not met: {'; '.join(unmet)}", file=sys.stderr)
+        return 3
+    if not applied:
+        print("demo: no expectation applies to this scenario: nothing was checked", file=sys.stderr)
+        return 3
+    na = len(ck) - len(applied)
+    print(f"demo: every expectation met ({len(applied)} checked" + (f", {na} ruled out by the scenario)"
+                                                                   if na else ")"))
+    return 0
 
 
 def spread_main(out, paths):
@@ -1529,7 +1594,7 @@ def arg_parser():
     p = argparse.ArgumentParser(prog="lab.py", description=__doc__.split("\n\n", 1)[0],
                                 epilog=__doc__.split("\n\n", 1)[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True, metavar="{scenario,report,spread}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{scenario,report,spread,verdict}")
     s = sub.add_parser("scenario", help="check a scenario, write the guest's shell settings and JSON")
     s.add_argument("file", metavar="FILE", help="the scenario file ('' for the defaults)")
     s.add_argument("out_sh", metavar="OUT.sh", help="shell settings for ci/guest/lab.sh")
@@ -1542,6 +1607,8 @@ def arg_parser():
     d = sub.add_parser("spread", help="several runs' reports: medians, ranges, expectations met")
     d.add_argument("out_md", metavar="OUT.md")
     d.add_argument("reports", metavar="REPORT.json", nargs="+")
+    v = sub.add_parser("verdict", help="CHECK=1: exit 3 unless every expectation that applies was met")
+    v.add_argument("report", metavar="REPORT.json")
     return p
 
 
@@ -1556,6 +1623,8 @@ def main(argv):
             return 0
         if args.command == "report":
             return report(args.raw, args.scenario_json, args.outdir)
+        if args.command == "verdict":
+            return verdict(args.report)
         return spread_main(args.out_md, args.reports)
     except ScenarioError as e:
         print(f"lab: {e}", file=sys.stderr)

@@ -16,11 +16,13 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lab  # noqa: E402  pylint: disable=wrong-import-position
+import pathology  # noqa: E402  pylint: disable=wrong-import-position
 
 # two of the expectations, as the report names them (default Kmin and Kmax)
 HELD = ("DCQCN + PFC: queue held in the marking band: at Kmin (5 KB) or above 25 % of the time or more, "
         "under Kmax (20 KB) 95 % of it")
-PROBE = "DCQCN + PFC: probe p99 above its floor 1/5 of PFC only's or lower"
+PROBE = "DCQCN + PFC against PFC only: probe p99 above its floor 1/5 of PFC alone's or lower"
+FRAMES = "DCQCN + PFC against PFC only: PFC frames 1/10 of PFC alone's or fewer"
 
 def scenario(text, overrides=()):
     with tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False) as f:
@@ -287,6 +289,32 @@ class Pathology(unittest.TestCase):
             self.assertEqual([c["met"] for c in rep["checks"]], [False])
 
 
+    def test_victim_checks_fail_under_their_mutations(self):
+        sc = scenario("topology = victim\nrate = 20mbit\nmodes = pfc dcqcn+pfc\n")
+        victim = pathology.GROUPS["victim"][1][0]
+
+        def mode(name, pfc, dcqcn, v, received, drops=0):
+            return {"name": name, "label": name, "pfc": pfc, "dcqcn": dcqcn, "watchdog": 0,
+                    "stall_watermark": 8000, "goodput_mbps": {victim: v}, "uplink_pfc_received": received,
+                    "totals": {"drops": drops}}
+
+        def met(results):
+            return {c.split(": ", 1)[1].split(" (")[0]: ok for c, ok, _ in pathology.checks(results, sc)}
+        good = met([mode("pfc", True, False, 9.9, 480), mode("both", True, True, 18.0, 0)])
+        self.assertEqual(good, {"the victim is held back by pauses on the uplink": True,
+                                "the victim gets 1.4x its goodput with PFC alone or more": True})
+        # DCQCN that cannot cut: the victim gets what PFC alone leaves it
+        self.assertFalse(met([mode("pfc", True, False, 9.9, 480), mode("both", True, True, 11.0, 300)])[
+            "the victim gets 1.4x its goodput with PFC alone or more"])
+        # no PFC at the switch: no pause reaches the uplink, packets drop
+        self.assertFalse(met([mode("pfc", True, False, 15.0, 0, drops=300), mode("both", True, True, 18.0, 0)])[
+            "the victim is held back by pauses on the uplink"])
+        # no PFC-alone mode: both are ruled out, and say so
+        sc = scenario("topology = victim\nrate = 20mbit\nmodes = dcqcn+pfc\n")
+        ck = pathology.checks([mode("both", True, True, 18.0, 0)], sc)
+        self.assertEqual([ok for _, ok, _ in ck], [None, None])
+
+
 class Ecmp(unittest.TestCase):
     """The leaf-spine ECMP scenario: its keys, and a report from synthetic
     perftest logs, spine counts and samples whose figures are known."""
@@ -295,20 +323,30 @@ class Ecmp(unittest.TestCase):
         here = os.path.dirname(os.path.abspath(__file__))
         sc = lab.read_scenario(os.path.join(here, "ecmp.conf"), [])
         self.assertEqual(sc["topology"], "ecmp")
-        self.assertEqual([(m["ecmp_hash"], m["udp_sport"]) for m in sc["modes"]],
-                         [("l3", "flow_label"), ("l4", "qpn"), ("l4", "flow_label")])
+        self.assertEqual([(m["ecmp_hash"], m["udp_sport"], m["placement"]) for m in sc["modes"]],
+                         [("l3", "flow_label", "hash"), ("l4", "qpn", "hash"), ("l4", "flow_label", "hash"),
+                          ("l3", "flow_label", "arranged")])
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "s.sh")
             lab.write_shell(sc, path)
             out = subprocess.run(
                 ["bash", "-c", f'source {path} && echo "$TOPOLOGY|$TRANSFER|$FLOWS_PER_PAIR|'
-                 f'${{M_HASH[l3]}}|${{M_SPORT[l4-qpn]}}"'],
+                 f'${{M_HASH[l3]}}|${{M_SPORT[l4-qpn]}}|${{M_PLACE[l3-arranged]}}|$MUTANT"'],
                 capture_output=True, text=True, check=True).stdout.strip()
-        self.assertEqual(out, "ecmp|4194304|2|l3|qpn")
+        self.assertEqual(out, "ecmp|4194304|2|l3|qpn|arranged|none")
         for text, want in (("modes = m\n[mode m]\necmp_hash = l2\n", "'l2' is not l3 or l4"),
                            ("modes = m\n[mode m]\nudp_sport = random\n", "not qpn or flow_label"),
                            ("transfer = 1MiB\n", "transfer and flows_per_pair are the ecmp"),
-                           ("modes = m\n[mode m]\nudp_sport = qpn\n", "mode keys ecmp_hash and udp_sport"),
+                           ("modes = m\n[mode m]\nudp_sport = qpn\n", "mode keys ecmp_hash, udp_sport and "
+                            "placement"),
+                           ("modes = m\n[mode m]\nplacement = arranged\n", "are the ecmp topology's"),
+                           ("topology = ecmp\nmodes = m\n[mode m]\nplacement = arranged\n",
+                            "placement = arranged needs ecmp_hash = l3"),
+                           ("topology = ecmp\nflows_per_pair = 3\nmodes = m\n[mode m]\necmp_hash = l3\n"
+                            "placement = arranged\n", "and flows_per_pair = 2"),
+                           ("modes = m\n[mode m]\nplacement = spread\n", "not hash or arranged"),
+                           ("mutant = one_uplink\n", "mutant one_uplink is the ecmp topology's"),
+                           ("mutant = no_dcqcn\n", "'no_dcqcn' is not one of none, no_cut"),
                            ("topology = ecmp\ntransfer = 256KiB\n", "not 5 or more whole messages"),
                            ("topology = ecmp\ntransfer = 1000000\n", "not 5 or more whole messages")):
             with self.subTest(text=text), self.assertRaises(lab.ScenarioError) as e:
@@ -317,10 +355,11 @@ class Ecmp(unittest.TestCase):
 
     @staticmethod
     def mode_run(raw, mode, policy, spine_of, split=(), crossed=False, unfinished=(), hash_policy=None,
-                 spine_of_flow=None):
+                 spine_of_flow=None, arranged=None, ends_of=None):
         """Pairs hI -> hI+4 with QPs 17 and 18 each; spine_of(pair) the
         spine of its flows; a flow in split has half its bytes on each.
-        sp1's flows end 5.5 s after the first byte, sp2's 2 s after."""
+        sp1's flows end 5.5 s after the first byte, sp2's 2 s after (or
+        ends_of(spine)). arranged: {flow K: spine} the guest's arrangement."""
         import sport_check  # pylint: disable=import-outside-toplevel
         d = os.path.join(raw, mode)
         os.makedirs(d)
@@ -353,7 +392,11 @@ class Ecmp(unittest.TestCase):
                     finals["sp1"][key] = finals["sp2"][key] = mib // 2
                 else:	# (two QPs of one port: the spine counts both)
                     finals[sp][key] = finals[sp].get(key, 0) + mib
-                ends[key] = 5.5 if sp == "sp1" else 2.0
+                ends[key] = ends_of(sp) if ends_of else 5.5 if sp == "sp1" else 2.0
+
+        if arranged:
+            with open(os.path.join(d, "arranged"), "w", encoding="utf-8") as f:
+                f.writelines(f"{(k + 1) // 2}:{(k + 1) // 2 + 4} {arranged[k]}\n" for k in range(1, 9))
 
         def nft(counts):
             return {"nftables": [{"metainfo": {}}, {"set": {"name": "flows", "elem": [
@@ -363,7 +406,7 @@ class Ecmp(unittest.TestCase):
             with open(os.path.join(d, f"flows-{sp}.json"), "w", encoding="utf-8") as f:
                 json.dump(nft(finals[sp]), f)
             with open(os.path.join(d, f"flows-{sp}.log"), "w", encoding="utf-8") as f:
-                for n in range(0, 71):	# 100.0 .. 107.0 s; data from 100.5
+                for n in range(0, int(10 * (max(ends.values()) + 1.5)) + 1):	# 100.0 .. 107.0 s; data from 100.5
                     t = 100.0 + n * 0.1
                     el = max(0.0, t - 100.5)
                     c = {key: int(b * min(1.0, el / ends[key])) for key, b in finals[sp].items()}
@@ -422,14 +465,13 @@ class Ecmp(unittest.TestCase):
             l3_checks = {c: v for c, v in met.items() if c.startswith("l3:")}
             self.assertEqual(len(l3_checks), 7)
             # under L3 no host sends on both spines: "not held back" has nothing to test
-            held = [c for c in l3_checks if "not held back" in c]
-            self.assertEqual([l3_checks[c] for c in held], [None])
-            self.assertTrue(all(v for c, v in l3_checks.items() if c not in held), l3_checks)
-            self.assertTrue(any(c.startswith("l3: where one uplink is congested") for c in met))
+            # placement = hash: the arranged checks are ruled out, and say so
+            ruled = [c for c in l3_checks if "not held back" in c or "took the spines arranged" in c]
+            self.assertEqual([l3_checks[c] for c in ruled], [None, None])
+            self.assertTrue(all(v for c, v in l3_checks.items() if c not in ruled), l3_checks)
+            self.assertTrue(all(c["measured"].startswith("does not apply: placement = hash")
+                                for c in rep["checks"] if c["met"] is None))
             self.assertEqual(l3["fair_uplink_mbps"], {"sp1": 10.0, "sp2": 5.0})
-            # l4: 4/4, both uplinks full under max-min: nothing for the check to test
-            self.assertTrue(any(c["check"].startswith("l4: where one uplink") and c["met"] is None
-                                for c in rep["checks"]))
             self.assertEqual(l3["fair_s"], round(1 * (1 << 20) * 8 / (10e6 / 6), 2))	# 6 flows share sp1
             self.assertTrue(met["l3: the QPs of each host pair share one spine (the hash sees only addresses)"])
             # l4: flow 3 (h2->h6, QP 17) has half its bytes on each spine
@@ -443,21 +485,71 @@ class Ecmp(unittest.TestCase):
             text, _ = lab.spread([rep, rep])
             self.assertIn("busiest spine's flows", text)
 
-    def test_a_host_on_both_spines_is_not_held_back(self):
-        sc = scenario("topology = ecmp\nrate = 10mbit\nlink = 5mbit\ntransfer = 1MiB\nmodes = l4f\n"
-                      "[mode l4f]\npfc = on\necmp_hash = l4\nudp_sport = qpn\n")
+    def arranged_report(self, **kw):
+        """An arranged mode (6/2: h3 and h4 each with one QP on each
+        spine): its checks {text: (met, measured)}."""
+        sc = scenario("topology = ecmp\nrate = 10mbit\nlink = 5mbit\ntransfer = 1MiB\nmodes = l3a\n"
+                      "[mode l3a]\npfc = on\necmp_hash = l3\nplacement = arranged\n")
+        kw.setdefault("spine_of_flow", lambda k: "sp2" if k in (6, 8) else "sp1")
         with tempfile.TemporaryDirectory() as d:
             raw = os.path.join(d, "raw")
-            # 6/2: h3 and h4 each with one QP on each spine
-            self.mode_run(raw, "l4f", "qpn", None, spine_of_flow=lambda k: "sp2" if k in (6, 8) else "sp1")
+            self.mode_run(raw, "l3a", "flow_label", None, **kw)
             scj = os.path.join(d, "sc.json")
             with open(scj, "w", encoding="utf-8") as f:
                 json.dump(sc, f)
             rep = quiet_report(raw, scj, os.path.join(d, "out"))
-            self.assertEqual(rep["modes"][0]["fair_uplink_mbps"], {"sp1": 10.0, "sp2": 6.67})
-            held = [c for c in rep["checks"] if "not held back" in c["check"]]
-            self.assertEqual(len(held), 1)
-            self.assertTrue(held[0]["met"], held[0])
+        return rep, {c["check"].split(": ", 1)[1].split(" (")[0]: (c["met"], c["measured"]) for c in rep["checks"]}
+
+    ARRANGED = {k: "sp2" if k in (6, 8) else "sp1" for k in range(1, 9)}
+
+    def test_a_host_on_both_spines_is_not_held_back(self):
+        rep, ck = self.arranged_report(arranged=self.ARRANGED)
+        self.assertEqual(rep["modes"][0]["fair_uplink_mbps"], {"sp1": 10.0, "sp2": 6.67})
+        self.assertEqual(ck["the flows took the spines arranged from lf1's FIB"][0], True)
+        self.assertEqual(ck["the free uplink's flows are not held back by their hosts' flows on the busy one"][0],
+                         True)
+        self.assertTrue(ck["the job within 2x its fair time"][0])
+
+    def test_each_arranged_check_fails_under_its_mutation(self):
+        free = "the free uplink's flows are not held back by their hosts' flows on the busy one"
+        took = "the flows took the spines arranged from lf1's FIB"
+        # PFC alone, or a DCQCN that cannot cut: the free uplink's flows end
+        # with their hosts' busy ones
+        _, ck = self.arranged_report(arranged=self.ARRANGED, ends_of=lambda sp: 5.5)
+        self.assertFalse(ck[free][0], ck[free])
+        # every flow on one uplink: not where arranged, and the job twice its fair time
+        _, ck = self.arranged_report(arranged=self.ARRANGED, spine_of_flow=lambda k: "sp1",
+                                     ends_of=lambda sp: 15.0)
+        self.assertFalse(ck[took][0], ck[took])
+        self.assertIn("h3->h7.6 on sp1, not sp2", ck[took][1])
+        self.assertFalse(ck["the job within 2x its fair time"][0])
+        # no arrangement recorded: not met, not ruled out
+        _, ck = self.arranged_report()
+        self.assertEqual(ck[took], (False, "no arrangement (the guest found none, or its flows are not these)"))
+        self.assertFalse(ck[free][0])
+
+    def test_the_arrangement(self):
+        import ecmp  # pylint: disable=import-outside-toplevel
+        # every pair hashed to sp1 but those of h1 and h2 to h5: no choice
+        # gives 2 free flows from two hosts to two destinations
+        routes = {(s, d): "sp1" for s in range(1, 5) for d in range(5, 9)}
+        routes[(1, 5)] = routes[(2, 5)] = "sp2"
+        self.assertIsNone(ecmp.arrange(routes))
+        routes[(2, 5)], routes[(2, 6)] = "sp1", "sp2"
+        got = ecmp.arrange(routes)
+        self.assertEqual(got[:2], [(1, 5), (2, 6)])
+        self.assertEqual(sorted(s for s, _ in got), [1, 1, 2, 2, 3, 3, 4, 4])
+        self.assertEqual(sum(1 for f in got if routes[f] == "sp1"), 6)
+        self.assertLessEqual(max(sum(1 for _, d in got if d == x) for x in range(5, 9)), 2)
+        # the guest's files: "SRC DST SPINE" in, "SRC:DST SPINE" out
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "routes")
+            with open(path, "w", encoding="utf-8") as f:
+                f.writelines(f"{s} {t} {sp}\n" for (s, t), sp in routes.items())
+            out = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                               "ecmp.py"), "arrange", path],
+                                 capture_output=True, text=True, check=True).stdout.split("\n")
+            self.assertEqual(out[:2], ["1:5 sp2", "2:6 sp2"])
 
     def test_qps_of_one_port_and_an_unfinished_flow(self):
         sc = scenario("topology = ecmp\nrate = 10mbit\nlink = 5mbit\ntransfer = 1MiB\nmodes = x\n"
@@ -477,18 +569,25 @@ class Ecmp(unittest.TestCase):
             self.assertIsNone(flows["h4->h8.8"]["completion_s"])
             met = {c["check"]: c["met"] for c in rep["checks"]}
             self.assertFalse(met["x: all 8 flows finished their transfer"])
-            # not n/a: an unfinished flow fails the comparisons
-            self.assertEqual([v for c, v in met.items() if "where one uplink" in c], [False, False])
+            # not ruled out: an unfinished flow fails the job's check
+            self.assertEqual([v for c, v in met.items() if "the job within" in c], [False])
 
-    def test_a_check_that_did_not_apply_is_neither_met_nor_unmet(self):
-        reps = [{"modes": [], "checks": [{"check": "x", "met": None, "measured": "n/a"}]},
-                {"modes": [], "checks": [{"check": "x", "met": True, "measured": ""}]}]
+    def test_a_check_the_scenario_rules_out_is_neither_met_nor_unmet(self):
+        reps = [{"modes": [], "checks": [{"check": "x", "met": None, "measured": "does not apply: ..."},
+                                         {"check": "y", "met": True, "measured": ""}]} for _ in range(2)]
         text, every = lab.spread(reps)
-        self.assertIn("| x | 1 of 1 (1 not applicable) |", text)
+        self.assertIn("| x | does not apply |", text)
+        self.assertIn("| y | 2 of 2 |", text)
         self.assertTrue(every)
-        reps[1]["checks"][0]["met"] = False
+        # ruled out in one run only: the other did not meet it
+        reps[1]["checks"][0]["met"] = True
+        self.assertIn("| x | 1 of 2 |", lab.spread(reps)[0])
         self.assertFalse(lab.spread(reps)[1])
-        self.assertEqual([lab.met_word(x) for x in (None, True, False)], ["n/a", "yes", "no"])
+        # nothing applies: nothing was checked, not "every expectation met"
+        none = [{"modes": [], "checks": [{"check": "x", "met": None, "measured": ""}]}]
+        self.assertIn("nothing was checked", lab.spread(none)[0])
+        self.assertFalse(lab.spread(none)[1])
+        self.assertEqual([lab.met_word(x) for x in (None, True, False)], ["does not apply", "yes", "no"])
 
 
 class Collective(unittest.TestCase):
@@ -552,7 +651,8 @@ class Collective(unittest.TestCase):
             self.assertIn("rank 5 killed after", killed["measured"])
             self.assertTrue(met["rdma_rxe-like: no PFC, no DCQCN: the switches drop packets (the incast at the "
                                 "hosts' ports, the 2:1 oversubscribed uplinks)"])
-            self.assertTrue(met["rdma_rxe-like: no PFC, no DCQCN: every element that rank 0 reported was right"])
+            self.assertTrue(met["rdma_rxe-like: no PFC, no DCQCN: every element that rank 0 reported was right "
+                                "(no report: a rank failed)"])
             self.assertTrue(met["PFC only: lossless: no switch port dropped a packet"])
             self.assertTrue(any(c.startswith("DCQCN + PFC: at most 1/2 of PFC only's PFC frames") and v
                                 for c, v in met.items()))
@@ -603,32 +703,18 @@ class Series(unittest.TestCase):
         self.assertEqual(lab.held_percentile(spans, 60), 100)
         self.assertEqual(lab.held_percentile(spans, 99), 300)
 
-    def test_probe_floor_takes_the_pings_that_crossed_an_empty_port(self):
-        # empty (a probe packet of 122 B counts as empty) from 10 s, 5000 B
-        # from 11 s, empty from 12 s
-        q = [(10.0, 0), (10.5, 122), (10.5001, 0), (11.0, 5000), (12.0, 0)]
-        # 100 pings before the queue's first event (unknown: not counted),
-        # 100 while it was empty at 1..100 us (one sent exactly at the
-        # queue's first event), 100 behind 5000 B at 9000 us, 50 while it
-        # was empty again at 200 us; each ping's packet leaves the port
-        # half its latency after its send
-        timed = ([(9.0 + i / 1000, 7000.0) for i in range(100)]
-                 + [(10.0 + i / 1000, float(1 + i)) for i in range(100)]
-                 + [(11.0 + i / 1000, 9000.0) for i in range(100)]
-                 + [(12.0 + i / 1000, 200.0) for i in range(50)])
-        crossings = [t + us / 2e6 for t, us in timed]
-        got = lab.probe_floor(timed, q, crossings)
-        self.assertEqual(got["floor_pings"], 150)
-        self.assertEqual(got["floor_p99_us"], 200.0)
-        # too few to give a p99
-        self.assertEqual(lab.probe_floor(timed[:150], q, crossings), {"floor_pings": 50, "floor_p99_us": None})
-        # sent while the queue was empty, but it had filled when the packet
-        # left the port: not part of the floor; nor is a ping whose packet
-        # is not in the capture within its round trip
-        self.assertEqual(lab.probe_floor([(10.99, 20000.0)], q, [11.001])["floor_pings"], 0)
-        self.assertEqual(lab.probe_floor([(10.99, 20000.0)], q, [10.995])["floor_pings"], 1)
-        self.assertEqual(lab.probe_floor([(10.2, 100.0)], q, [10.3])["floor_pings"], 0)
-        self.assertEqual(lab.probe_floor([(10.2, 100.0)], q, [])["floor_pings"], 0)
+    def test_the_probe_calibration(self):
+        with tempfile.TemporaryDirectory() as raw:
+            self.assertIsNone(lab.calibration(raw))
+            d = os.path.join(raw, "calibration")
+            os.makedirs(d)
+            # 150 pings: 148 of 200 us round trip, 2 of 20 ms (half: 100 us, 10 ms)
+            with open(os.path.join(d, "probe.tsv"), "w", encoding="utf-8") as f:
+                f.writelines(f"{10**9 + k * 10**6} {200000 if k >= 2 else 20000000}\n" for k in range(150))
+            self.assertEqual(lab.calibration(raw), {"pings": 150, "p99_us": 10000.0, "p50_us": 100.0})
+            with open(os.path.join(d, "probe.tsv"), "w", encoding="utf-8") as f:
+                f.writelines(f"{10**9 + k * 10**6} 200000\n" for k in range(99))
+            self.assertEqual(lab.calibration(raw), {"pings": 99, "p99_us": None, "p50_us": 100.0})
 
     def test_an_overflowed_trace_is_flagged(self):
         with tempfile.TemporaryDirectory() as d:
@@ -733,10 +819,10 @@ class Report(unittest.TestCase):
             self.assertEqual(both["queue_mean_kb"], 6.0)
             # 4 of the 8 s at 8000 B (Kmin 5 KB or above), p95 8000 B
             self.assertEqual((both["queue_at_kmin_pct"], both["queue_p95_kb"]), (50.0, 8.0))
-            # no ping found the queue empty: no floor
-            self.assertEqual((both["probe"]["floor_pings"], both["probe"]["floor_p99_us"]), (0, None))
+            # no calibration in raw: no floor
+            self.assertIsNone(rep["probe_calibration"])
             checks = {c["check"]: c["met"] for c in rep["checks"]}
-            self.assertEqual(len(checks), 8)
+            self.assertEqual(len(checks), 9)
             self.assertFalse(checks["DCQCN + PFC: kernel and simulation within ±25 % of the fair share of "
                                     "each other (each sender's Rc, mean of 1 s means)"])   # no dcqcn.json
             self.assertFalse(checks["DCQCN + PFC: every sender's DCQCN rate within ±30 % of its fair share "
@@ -746,8 +832,8 @@ class Report(unittest.TestCase):
             self.assertIsNone(both["goodput_settled_pct"])
             self.assertTrue(checks[HELD])   # 50 % at 5 KB or above, p95 8 KB
             self.assertFalse(checks["DCQCN + PFC: Jain index 0.95 or more"])   # 0.900
-            self.assertTrue(checks["DCQCN + PFC: no switch drop"])
-            self.assertTrue(checks["DCQCN + PFC: PFC frames 1/10 of PFC only's or fewer"])   # 4 vs 40: inclusive
+            self.assertTrue(checks["DCQCN + PFC: lossless: no switch drop"])
+            self.assertTrue(checks[FRAMES])   # 4 vs 40: inclusive
             self.assertFalse(checks[PROBE])   # 100 vs 1200 us, but no floor
             for png in ["pfc-rates.png", "pfc-queue.png", "pfc-latency.png", "queue.png", "latency.png"]:
                 with open(os.path.join(out, png), "rb") as f:
@@ -793,8 +879,8 @@ class Report(unittest.TestCase):
         self.assertFalse(every)
         self.assertIn("Spread over 3 runs", text)
         # goodput, from 2 s on, Jain, queue and its time at Kmin (none), drops (none), PFC frames
-        # (0), probe and its floor (none), simulation (none), worst sender
-        self.assertIn("| dcqcn | 85 (80-90) | 88 (83-93) | 0.95 (0.9-1) | - | - | - | - | - | - | - | 75 (70-80) |",
+        # (0), probe (none), simulation (none), worst sender
+        self.assertIn("| dcqcn | 85 (80-90) | 88 (83-93) | 0.95 (0.9-1) | - | - | - | - | - | - | 75 (70-80) |",
                       text)
         self.assertIn("| a | 3 of 3 |", text)
         self.assertIn("| b | 2 of 3 |", text)
@@ -802,18 +888,18 @@ class Report(unittest.TestCase):
 
     def test_checks_count_missing_data_as_unmet(self):
         sc = lab.read_scenario(None, [])
-        both = {"name": "dcqcn+pfc", "label": "DCQCN + PFC", "dcqcn": True, "rc": None,
+        both = {"name": "dcqcn+pfc", "label": "DCQCN + PFC", "pfc": True, "dcqcn": True, "rc": None,
                 "goodput_pct": 85.0, "goodput_settled_pct": 95.0, "goodput_mbps": 21.3, "jain": 1.0,
                 "queue_mean_kb": None,
                 "switch_drops": 0, "pfc_xoff": 0, "pfc_xon": 0, "probe": None}
-        pfc = {"name": "pfc", "label": "PFC only", "dcqcn": False, "goodput_pct": 94.0, "jain": 1.0,
+        pfc = {"name": "pfc", "label": "PFC only", "pfc": True, "dcqcn": False, "goodput_pct": 94.0, "jain": 1.0,
                "switch_drops": 0, "pfc_xoff": 0, "pfc_xon": 0, "probe": {"p99_us": 5000.0}}
         got = {c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}
         band = ("DCQCN + PFC: every sender's DCQCN rate within ±30 % of its fair share (8.33 Mbit/s) "
                 "70 % of the time or more")
         self.assertEqual(got[band], (False, "no rate statistics: no complete DCQCN rate trace"))
         self.assertEqual(got[HELD], (False, "no complete queue trace"))
-        self.assertFalse(got["DCQCN + PFC: PFC frames 1/10 of PFC only's or fewer"][0])   # 0 vs 0
+        self.assertFalse(got[FRAMES][0])   # 0 vs 0
         self.assertEqual(got[PROBE], (False, "no probe p99 in one of the modes"))
         # judged from 2 s on
         self.assertEqual(got["DCQCN + PFC: goodput 90 % of the port or more from 2 s on"],
@@ -822,6 +908,58 @@ class Report(unittest.TestCase):
         both["goodput_settled_pct"] = 89.9
         got = {c: ok for c, ok, m in lab.checks([pfc, both], sc)}
         self.assertFalse(got["DCQCN + PFC: goodput 90 % of the port or more from 2 s on"])
+
+    def test_every_expectation_fails_under_its_mutation(self):
+        """The host half of make lab-mutants: a synthetic DCQCN + PFC and PFC
+        alone that meet every incast expectation, then the mechanism broken
+        one way at a time; each named expectation must turn unmet."""
+        sc = lab.read_scenario(None, [])
+        calib = {"pings": 3000, "p99_us": 3000.0, "p50_us": 700.0}
+
+        def good():
+            pfc = {"name": "pfc", "label": "PFC only", "pfc": True, "dcqcn": False, "switch_drops": 0,
+                   "pfc_xoff": 1500, "pfc_xon": 1500, "probe": {"p99_us": 22000.0},
+                   "goodput_mbps": 23.6, "goodput_pct": 94.0, "jain": 1.0}
+            both = {"name": "dcqcn+pfc", "label": "DCQCN + PFC", "pfc": True, "dcqcn": True, "switch_drops": 0,
+                    "pfc_xoff": 3, "pfc_xon": 3, "probe": {"p99_us": 4800.0}, "goodput_mbps": 22.3,
+                    "goodput_pct": 89.0, "goodput_settled_pct": 93.0, "jain": 1.0, "queue_mean_kb": 6.1,
+                    "queue_at_kmin_pct": 45.0, "queue_p95_kb": 12.0,
+                    "rc": {"senders": {h: {"in_band_pct": 99.0, "median_mbps": 8.3} for h in ("h2", "h3", "h4")},
+                           "sum_mean_mbps": 24.7},
+                    "sim": {"rc_diff_pct": 9.0, "queue_mean_kb": 5.4,
+                            "senders": {h: {"kernel_mbps": 8.3, "sim_mbps": 8.1} for h in ("h2", "h3", "h4")}}}
+            return pfc, both
+
+        def unmet(pfc, both):
+            got = lab.checks([pfc, both], sc, calib)
+            self.assertTrue(all(ok is not None for _, ok, _ in got))
+            return {c.split(": ", 1)[1].split(" (")[0].split(" 1/")[0] for c, ok, _ in got if not ok}
+        self.assertEqual(unmet(*good()), set())
+        pfc, both = good()
+        # DCQCN that cannot cut: the rates stay at line rate, the queue at
+        # XOFF, PFC does the work as it does alone
+        for h in both["rc"]["senders"].values():
+            h.update(in_band_pct=5.0, median_mbps=25.0)
+        both.update(queue_at_kmin_pct=99.0, queue_p95_kb=90.0, pfc_xoff=1400, pfc_xon=1400,
+                    probe={"p99_us": 21000.0})
+        self.assertLessEqual({"every sender's DCQCN rate within ±30 % of its fair share",
+                              "queue held in the marking band: at Kmin", "PFC frames",
+                              "probe p99 above its floor"}, unmet(pfc, both))
+        # no PFC at the switch: PFC alone drops and pauses nothing
+        pfc, both = good()
+        pfc.update(switch_drops=5013, pfc_xoff=0, pfc_xon=0)
+        self.assertEqual(unmet(pfc, both), {"lossless: no switch drop", "PFC frames"})
+        # a stuck queue: the port sends little, the queue sits above Kmax
+        pfc, both = good()
+        both.update(goodput_settled_pct=30.0, queue_p95_kb=200.0)
+        self.assertEqual(unmet(pfc, both), {"goodput 90 % of the port or more from 2 s on",
+                                            "queue held in the marking band: at Kmin"})
+        # unfair rates; a kernel that left its simulation
+        pfc, both = good()
+        both.update(jain=0.8)
+        both["sim"]["rc_diff_pct"] = 40.0
+        self.assertEqual(unmet(pfc, both), {"Jain index 0.95 or more", "kernel and simulation within ±25 % of "
+                                            "the fair share of each other"})
 
     def test_the_queue_held_in_the_marking_band(self):
         sc = lab.read_scenario(None, [])
@@ -836,35 +974,88 @@ class Report(unittest.TestCase):
 
     def test_the_probe_judged_above_its_floor(self):
         sc = lab.read_scenario(None, [])
-        pfc = {"name": "pfc", "label": "PFC only", "dcqcn": False, "probe": {"p99_us": 21421.0}}
-        both = {"name": "dcqcn+pfc", "label": "DCQCN + PFC", "dcqcn": False,
-                "probe": {"p99_us": 5094.0, "floor_pings": 4541, "floor_p99_us": 3520.0}}
-        got = {c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}
-        self.assertEqual(got[PROBE], (True, "5094 vs 21421 us, floor 3520 us: 1574 vs 17901 us above it "
-                                            "(9 %; 24 % in all)"))
+        pfc = {"name": "pfc", "label": "PFC only", "pfc": True, "dcqcn": False, "probe": {"p99_us": 21421.0}}
+        both = {"name": "dcqcn+pfc", "label": "DCQCN + PFC", "pfc": True, "dcqcn": False,
+                "probe": {"p99_us": 5094.0}, "goodput_mbps": 20.0, "goodput_pct": 80.0, "jain": 1.0}
+        calib = {"pings": 4541, "p99_us": 3520.0, "p50_us": 900.0}
+
+        def probe():
+            return {c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc, calib)}[PROBE]
+        # (a mode with DCQCN off is not compared: "both" runs DCQCN here)
+        both["dcqcn"] = True
+        self.assertEqual(probe(), (True, "5094 vs 21421 us, floor 3520 us: 1574 vs 17901 us above it "
+                                         "(9 %; 24 % in all)"))
         # a fifth of PFC's above the floor, inclusive; a little more is not met
         both["probe"]["p99_us"] = 3520.0 + 17900.0 / 5
-        self.assertTrue({c: ok for c, ok, m in lab.checks([pfc, both], sc)}[PROBE])
+        self.assertTrue(probe()[0])
         both["probe"]["p99_us"] += 10
-        self.assertFalse({c: ok for c, ok, m in lab.checks([pfc, both], sc)}[PROBE])
+        self.assertFalse(probe()[0])
         # PFC only's p99 at or under the floor: no comparison
         pfc["probe"]["p99_us"] = 3000.0
-        self.assertEqual({c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}[PROBE],
-                         (False, "7110 vs 3000 us, floor 3520 us: 3590 vs -520 us above it"))
-        # the floor above the p99: the pings that crossed an empty port have
-        # the heavier tail, the floor explains nothing
+        self.assertEqual(probe(), (False, "7110 vs 3000 us, floor 3520 us: 3590 vs -520 us above it"))
+        # the floor is the calibration's, not the mode's: a DCQCN + PFC whose
+        # pings all waited behind a queue no longer moves it
         pfc["probe"]["p99_us"] = 21421.0
-        both["probe"]["p99_us"] = 3400.0
-        self.assertEqual({c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}[PROBE],
-                         (False, "the floor 3520 us is above the p99 (3400 vs 21421 us)"))
-        # without a floor (too few pings found the queue empty): not met
-        both["probe"].update(p99_us=1000.0, floor_pings=12, floor_p99_us=None)
-        self.assertEqual({c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}[PROBE],
-                         (False, "no floor: 12 pings crossed an empty port (100 needed); 1000 vs 21421 us"))
-        # no complete queue trace: no floor was looked for
-        del both["probe"]["floor_pings"], both["probe"]["floor_p99_us"]
-        self.assertEqual({c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}[PROBE],
-                         (False, "no floor: no complete queue trace; 1000 vs 21421 us"))
+        both["probe"]["p99_us"] = 21000.0
+        self.assertFalse(probe()[0])
+        # a calibration with too few pings, or none: not met
+        calib = {"pings": 12, "p99_us": None, "p50_us": 800.0}
+        both["probe"]["p99_us"] = 1000.0
+        self.assertEqual(probe(), (False, "no floor: 12 pings in the probe's calibration (100 needed); "
+                                          "1000 vs 21421 us"))
+        calib = None
+        self.assertEqual(probe()[1], "no floor: 0 pings in the probe's calibration (100 needed); 1000 vs 21421 us")
+
+    def test_comparisons_follow_what_the_modes_do_not_their_names(self):
+        sc = lab.read_scenario(None, [])
+        calib = {"pings": 4541, "p99_us": 3520.0, "p50_us": 900.0}
+
+        def mode(name, pfc, dcqcn, frames, p99):
+            return {"name": name, "label": name, "pfc": pfc, "dcqcn": dcqcn, "switch_drops": 0,
+                    "pfc_xoff": frames, "pfc_xon": frames, "probe": {"p99_us": p99},
+                    "goodput_mbps": 20.0, "goodput_pct": 80.0, "jain": 1.0}
+        # docs/lab.md's mlx5/paper example: two modes with both, one PFC alone
+        got = {c: ok for c, ok, m in lab.checks([mode("lossless", True, False, 1000, 21000.0),
+                                                  mode("mlx5", True, True, 10, 4000.0),
+                                                  mode("paper", True, True, 500, 4000.0)], sc, calib)}
+        self.assertTrue(got["mlx5 against lossless: PFC frames 1/10 of PFC alone's or fewer"])
+        self.assertFalse(got["paper against lossless: PFC frames 1/10 of PFC alone's or fewer"])
+        self.assertIn("mlx5 against lossless: probe p99 above its floor 1/5 of PFC alone's or lower", got)
+        self.assertTrue(got["lossless: lossless: no switch drop"])
+        # no PFC-alone mode: the comparison is ruled out, on its own line
+        ck = lab.checks([mode("mlx5", True, True, 10, 4000.0)], sc, calib)
+        ruled = [(c, m) for c, ok, m in ck if ok is None]
+        self.assertEqual(ruled, [("DCQCN + PFC against PFC alone (PFC frames, probe)",
+                                  "does not apply: no mode of the scenario runs PFC without DCQCN")])
+        # no DCQCN mode: its checks are ruled out too, never silently gone
+        ck = lab.checks([mode("a", False, False, 0, 1.0), mode("b", True, False, 5, 1.0)], sc, calib)
+        self.assertEqual(sorted(m.split(":")[1].strip() for c, ok, m in ck if ok is None),
+                         ["no mode of the scenario runs DCQCN", "no mode of the scenario runs PFC and DCQCN"])
+        # probe = off: the probe's comparison is ruled out by the scenario
+        off = lab.read_scenario(None, ["probe=off"])
+        ck = {c: (ok, m) for c, ok, m in lab.checks([mode("p", True, False, 100, 1.0),
+                                                     mode("b", True, True, 1, 1.0)], off)}
+        self.assertEqual(ck["b against p: probe p99 above its floor 1/5 of PFC alone's or lower"],
+                         (None, "does not apply: the scenario turns the probe off (probe = off)"))
+
+    def test_verdict_of_one_run(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "report.json")
+
+            def verdict(checks):
+                with open(path, "w", encoding="utf-8") as f:
+                    json.dump({"checks": [{"check": c, "met": m, "measured": ""} for c, m in checks]}, f)
+                err = io.StringIO()
+                with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                    return lab.verdict(path), err.getvalue()
+            self.assertEqual(verdict([("a", True), ("b", None)])[0], 0)
+            rc, err = verdict([("a", True), ("b", False)])
+            self.assertEqual((rc, err.strip()), (3, "demo: expectations not met: b"))
+            # nothing applies: not a success
+            rc, err = verdict([("b", None)])
+            self.assertEqual(rc, 3)
+            self.assertIn("nothing was checked", err)
+            self.assertEqual(verdict([])[0], 3)
 
     def test_spread_counts_a_check_missing_from_a_run_as_unmet(self):
         first = {"modes": [{"name": "pfc"}], "checks": [{"check": "a", "met": True}]}
@@ -878,12 +1069,16 @@ class Report(unittest.TestCase):
 
     def test_checks_without_probe_or_counters(self):
         sc = lab.read_scenario(None, ["probe=off"])
-        both = {"name": "dcqcn+pfc", "label": "DCQCN + PFC", "dcqcn": False, "probe": None}
-        pfc = {"name": "pfc", "label": "PFC only", "dcqcn": False, "probe": None}
+        both = {"name": "dcqcn+pfc", "label": "DCQCN + PFC", "pfc": True, "dcqcn": False, "probe": None}
+        pfc = {"name": "pfc", "label": "PFC only", "pfc": True, "dcqcn": False, "probe": None}
+        both["dcqcn"] = True
+        both.update(goodput_mbps=20.0, goodput_pct=80.0, jain=1.0)
         got = {c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}
-        self.assertEqual(got["DCQCN + PFC: PFC frames 1/10 of PFC only's or fewer"], (False, "no qdisc counters"))
-        self.assertEqual(got["DCQCN + PFC: no switch drop"], (False, "no qdisc counters"))
-        self.assertFalse(any("probe" in c for c in got))
+        self.assertEqual(got[FRAMES], (False, "no qdisc counters"))
+        self.assertEqual(got["DCQCN + PFC: lossless: no switch drop"], (False, "no qdisc counters"))
+        self.assertEqual(got["PFC only: lossless: no switch drop"], (False, "no qdisc counters"))
+        self.assertEqual([v for c, v in got.items() if "probe" in c],
+                         [(None, "does not apply: the scenario turns the probe off (probe = off)")])
 
     def test_rate_stats_against_the_fair_share(self):
         # h2 at 25 Mbit/s (the fair share) for 4 of the 8 settled seconds,
