@@ -110,11 +110,12 @@ class Markdown:
                 fence[3].append(line)
             else:
                 self.text.append((n, line))
+        self._headings = None
+        self._spans()
         self.ignored = set()
-        for _, line in self.text:
+        for _, line in self.plain:
             for m in re.finditer(r"<!--\s*docs-check:\s*ignore\s+(.*?)\s*-->", line):
                 self.ignored.update(m.group(1).split())
-        self._spans()
 
     def _spans(self):
         """Code spans (may run over a line end, not over a blank line), links,
@@ -165,6 +166,11 @@ class Markdown:
                 self.plain.append((para[k][0], text))
 
     def headings(self):
+        if self._headings is None:
+            self._headings = self._slugs()
+        return self._headings
+
+    def _slugs(self):
         slugs = set()
         seen = {}
         for _, line in self.text:
@@ -248,6 +254,11 @@ class Repo:
                 out += [os.path.normpath(os.path.join(rel, f)) for f in files
                         if not self.ignored(os.path.join(rel, f))]
         self.files = out
+        self.paths = set(out)
+        for f in out:
+            while "/" in f:
+                f = f.rsplit("/", 1)[0]
+                self.paths.add(f)
         # the upstream files the quilt series patch (rxe_req.c, ...): named
         # in the docs, not in this repository
         self.upstream = set()
@@ -391,19 +402,16 @@ class Repo:
         return self._docs[rel]
 
     def exists(self, rel):
-        """rel (repository-relative) exists, as a glob or with its
-        placeholders standing for any name."""
-        rel = rel.rstrip(".,:;")
-        if not rel:
-            return True
-        if os.path.exists(self.p(rel)):
-            return True
-        if self.ignored(rel):
+        """rel (repository-relative) is in the repository (in git, where
+        there is one), as a glob or with its placeholders standing for any
+        name."""
+        rel = os.path.normpath(rel.rstrip(".,:;")).rstrip("/")
+        if rel in (".", "") or rel in self.paths or self.ignored(rel):
             return True
         pattern = PLACEHOLDER.sub("*", rel)
-        if pattern != rel and pattern.strip("*/") == "":
+        if pattern.strip("*/") == "":
             return True
-        return bool(glob.glob(self.p(pattern)))
+        return any(fnmatch.fnmatchcase(p, pattern) for p in self.paths)
 
 
 # ---------------------------------------------------------------- checks
@@ -451,7 +459,8 @@ def check_path(repo, problems, doc_rel, n, path, ignored):
         return
     problems.count("paths")
     if not repo.exists(path):
-        problems.add(doc_rel, n, f"no such path in the repository: {path}")
+        untracked = " (there is one, but not in git)" if os.path.exists(repo.p(path)) else ""
+        problems.add(doc_rel, n, f"no such path in the repository: {path}{untracked}")
 
 
 def check_link(repo, problems, doc, n, target):
@@ -466,7 +475,7 @@ def check_link(repo, problems, doc, n, target):
         problems.add(doc.rel, n, f"link outside the repository: {target}")
         return
     problems.count("links")
-    if target and not os.path.exists(repo.p(rel)):
+    if target and not repo.exists(rel):
         problems.add(doc.rel, n, f"link to a missing file: {target}")
         return
     if anchor and rel.endswith(".md"):
@@ -570,7 +579,7 @@ def check_make_var(repo, problems, doc_rel, n, name, value):
 
 def check_lab_override(repo, problems, doc_rel, n, name):
     key = name[len("LAB_"):].lower()
-    if not key or repo.lab is None or is_placeholder(name[len("LAB_"):]):
+    if not key or repo.lab is None or key == "key":
         return
     problems.count("scenario keys")
     if key not in repo.lab.KEYS:
@@ -668,7 +677,8 @@ def check_code(repo, problems, doc_rel, n, text, ignored):
 
 def check_scenario_lines(repo, problems, where, numbered, commented_only=False):
     """key = value lines of a scenario (numbered: (line, text)), with their
-    [mode NAME] sections; commented ones are examples and count too."""
+    [mode NAME] sections; commented ones are examples and count too. Returns
+    the first line and value of each key: {(key, in a section): (line, value)}."""
     lab = repo.lab
     section = None
     seen = {}
@@ -687,7 +697,7 @@ def check_scenario_lines(repo, problems, where, numbered, commented_only=False):
         if not m:
             continue
         key, value = m.group(1), m.group(2).strip()
-        seen.setdefault(key, (n, value, section))
+        seen.setdefault((key, section is not None), (n, value))
         problems.count("scenario keys")
         if key.startswith("dcqcn."):
             name = key[len("dcqcn."):]
@@ -714,19 +724,20 @@ def check_lab(repo, problems):
                 check_comment(repo, problems, rel, n, line.lstrip().lstrip("#"))
         if os.path.basename(path) == "incast.conf":
             for key, (_, default, _) in lab.KEYS.items():
-                if key not in seen:
+                got = seen.get((key, False))
+                if got is None:
                     problems.add(rel, len(lines), f"the default scenario does not list the key '{key}' "
                                  f"(default {default})")
-                elif seen[key][1] != default:
-                    problems.add(rel, seen[key][0], f"'{key} = {seen[key][1]}': lab.py's default is {default}")
+                elif got[1] != default:
+                    problems.add(rel, got[0], f"'{key} = {got[1]}': lab.py's default is {default}")
             defaults = getattr(lab, "MODE_DEFAULTS", {})
             for key in lab.MODE_KEYS:
-                if key not in seen or seen[key][2] is None:
+                got = seen.get((key, True))
+                if got is None:
                     problems.add(rel, len(lines), f"the default scenario's example mode does not list the "
                                  f"mode key '{key}'")
-                elif key in defaults and seen[key][1] != str(defaults[key]):
-                    problems.add(rel, seen[key][0], f"'{key} = {seen[key][1]}': lab.py's default is "
-                                 f"{defaults[key]}")
+                elif key in defaults and got[1] != str(defaults[key]):
+                    problems.add(rel, got[0], f"'{key} = {got[1]}': lab.py's default is {defaults[key]}")
     doc = repo.doc(os.path.join("docs", "lab.md"))
     if doc is None:
         return
