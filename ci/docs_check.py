@@ -675,7 +675,7 @@ def check_code(repo, problems, doc_rel, n, text, ignored):
             check_rxecc(repo, problems, doc_rel, n, words, k)
 
 
-def check_scenario_lines(repo, problems, where, numbered, commented_only=False):
+def check_scenario_lines(repo, problems, where, numbered):
     """key = value lines of a scenario (numbered: (line, text)), with their
     [mode NAME] sections; commented ones are examples and count too. Returns
     the first line and value of each key: {(key, in a section): (line, value)}."""
@@ -683,12 +683,7 @@ def check_scenario_lines(repo, problems, where, numbered, commented_only=False):
     section = None
     seen = {}
     for n, line in numbered:
-        text = line.strip()
-        commented = text.startswith("#")
-        if commented:
-            text = text.lstrip("#").strip()
-        elif commented_only:
-            continue
+        text = line.strip().lstrip("#").strip()
         text = re.sub(r"\s+#.*$", "", text)
         if re.fullmatch(r"\[mode\s+\S+\]", text):
             section = text
@@ -720,8 +715,8 @@ def check_lab(repo, problems):
             lines = list(enumerate(f.read().split("\n"), 1))
         seen = check_scenario_lines(repo, problems, rel, lines)
         for n, line in lines:
-            if line.lstrip().startswith("#"):
-                check_comment(repo, problems, rel, n, line.lstrip().lstrip("#"))
+            if "#" in line:
+                check_comment(repo, problems, rel, n, line.split("#", 1)[1])
         if os.path.basename(path) == "incast.conf":
             for key, (_, default, _) in lab.KEYS.items():
                 got = seen.get((key, False))
@@ -794,12 +789,17 @@ def check_comment(repo, problems, rel, n, text):
         path = path_candidates(repo, w)
         if path:
             check_path(repo, problems, rel, n, path, set())
+        else:
+            check_file_name(repo, problems, rel, n, w, set())
     for m in re.finditer(r"\bmake\s+[a-z].*", text):
         check_code(repo, problems, rel, n, m.group(0), set())
     for m in re.finditer(r"((?:docs/)?[\w.-]+\.md),?\s+\"([^\"]+)\"", text):
         name = m.group(1)
         other = repo.doc(name if name.startswith("docs/") else os.path.join("docs", name))
-        if other is not None and not has_section(other, m.group(2)):
+        if other is None:
+            continue
+        problems.count("sections")
+        if not has_section(other, m.group(2)):
             problems.add(rel, n, f"{name} has no section \"{m.group(2)}\"")
 
 
@@ -810,15 +810,10 @@ COUNT = re.compile(r"\b[0-9][0-9,]*\s+(?:KTAP\s+(?:results?|tests?)|subtests?|te
 def check_doc(repo, problems, doc):
     for n, content in doc.spans:
         check_code(repo, problems, doc.rel, n, content, doc.ignored)
-    for first, info, lines in doc.blocks:
-        joined = []
-        for k, line in enumerate(lines):
-            joined.append((first + k, line))
-        cont = ""
-        start = None
-        for n, line in joined:
-            if start is None:
-                start = n
+    for first, _, lines in doc.blocks:
+        cont, start = "", None          # a command continued over lines (\)
+        for n, line in enumerate(lines, first):
+            start = n if start is None else start
             if line.rstrip().endswith("\\"):
                 cont += line.rstrip()[:-1] + " "
                 continue
@@ -846,8 +841,9 @@ def check_doc(repo, problems, doc):
 def check(root):
     repo = Repo(root)
     problems = Problems()
-    docs = ["README.md"] + sorted(os.path.join("docs", f) for f in os.listdir(repo.p("docs"))
-                                  if f.endswith(".md")) if os.path.isdir(repo.p("docs")) else ["README.md"]
+    docs = ["README.md"]
+    if os.path.isdir(repo.p("docs")):
+        docs += sorted(os.path.join("docs", f) for f in os.listdir(repo.p("docs")) if f.endswith(".md"))
     for rel in docs:
         doc = repo.doc(rel)
         if doc is not None:
@@ -863,7 +859,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     problems = check(args.root)
     seen = set()
-    for where, n, text in problems.items:
+    for where, n, text in sorted(problems.items, key=lambda p: (p[0] != "README.md", p[0], p[1])):
         line = f"{where}:{n}: {text}"
         if line not in seen:
             seen.add(line)

@@ -271,6 +271,7 @@ class FakeRepo(unittest.TestCase):
         self.assertReported("ci/lab/ecmp.conf", "# as in docs/gone.md\n", "docs/gone.md")
         self.assertReported("ci/lab/ecmp.conf", "#   make demoo SCENARIO=ecmp\n", "make has no target 'demoo'")
         self.assertReported("ci/lab/ecmp.conf", "# (docs/lab.md, \"Modes\")\n", "has no section \"Modes\"")
+        self.assertReported("ci/lab/ecmp.conf", "rate = 5mbit   # see docs/gone.md\n", "docs/gone.md")
 
     def test_ignored_names(self):
         self.append("README.md", "Extract `drivers/infiniband/sw/rxe` and `rxe_queue.h`.\n")
