@@ -22,5 +22,6 @@ LINT_TIDY=0 "$top/ci/lint.sh" || grep -q '^not ok lint' "$RESULTS" ||
 	echo "not ok lint: ci/lint.sh ended early" | tee -a "$RESULTS"
 echo "== guest selftests (kernel $("$top/ci/kver.sh"))"
 "$top/ci/selftests.sh" "$@"
+"$top/ci/skips.sh" "$RESULTS" "$top/selftests/rxecc/skips.list"
 
 "$top/ci/results.sh" "$RESULTS" $((SECONDS - start))
