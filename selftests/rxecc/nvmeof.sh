@@ -282,7 +282,10 @@ ktap_result "nvmet configfs torn down in reverse: link, port, namespace, subsyst
 unload_ulps() {
 	local m
 	rmmod nvme_rdma nvmet_rdma || return 1
-	for m in nvme_fabrics nvme_core nvmet brd; do ! module_loaded "$m" || rmmod "$m" || return 1; done
+	# (6.12's nvmet uses nvme_core too: nvme_core after both; it, and
+	# 6.12's nvme_keyring and nvme_auth, only if nothing else uses them)
+	for m in nvme_fabrics nvmet brd; do ! module_loaded "$m" || rmmod "$m" || return 1; done
+	for m in nvme_core nvme_auth nvme_keyring; do ! module_loaded "$m" || rmmod "$m" 2>/dev/null; done
 	for m in nvme_rdma nvmet_rdma nvmet nvme_fabrics; do ! module_loaded "$m" || { echo "$m left"; return 1; }; done
 }
 ktap_result "rmmod nvme-rdma nvmet-rdma (and nvme-fabrics, nvmet)" unload_ulps
