@@ -7,8 +7,8 @@
 #                   sparse build, checkpatch --strict on own files and patches, clang-format,
 #                   shellcheck, pyflakes; clang-tidy is make lint's (.ci/run runs it after check)
 #   make demo       the congestion lab: a 3:1 incast in four modes, table, plots, checks (docs/lab.md;
-#                   SCENARIO=FILE, RUNS=N repeats it and reports the spread, CHECK=1 exits 3 on an
-#                   unmet one)
+#                   SCENARIO=FILE, RUNS=N repeats it and reports the spread, CHECK=1 fails on an
+#                   unmet one: ci/demo.sh exits 3, make 2)
 #   make lab-mutants    each lab expectation under a mutation that must fail it (DCQCN
 #                   that cannot cut, no PFC at the switch, no watchdog, one ECMP uplink) and
 #                   each scenario unbroken; docs/lab.md (not in check: about 50 minutes)
@@ -104,7 +104,7 @@ bench: deps
 # The lab's variables, passed to ci/demo.sh only when given on make's command
 # line (make would take an exported SENDERS or RATE from the environment).
 LAB_VARS   := SCENARIO RUNS CHECK SENDERS RATE DURATION PROFILE MODES
-lab_args    = $(foreach v,$(LAB_VARS),$(if $(filter command line,$(origin $(v))),'$(v)=$($(v))'))
+lab_args    = $(foreach v,$(LAB_VARS),$(if $(filter command line,$(origin $(v))),'$(v)=$(subst ','\'',$($(v)))'))
 
 demo: deps
 	@$(MAKE) --no-print-directory all

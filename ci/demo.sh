@@ -26,6 +26,12 @@ out=$(realpath -m "${1:-$top/out}")/lab
 shift $(($# > 0 ? 1 : 0))
 scenario=$top/ci/lab/incast.conf runs=1 check=0
 overrides=()
+# the names below are read from the arguments only: one exported in the
+# environment is ignored, and said so
+for k in SCENARIO RUNS CHECK SENDERS RATE DURATION PROFILE MODES; do
+	[ -z "${!k:-}" ] || [[ " $* " == *" $k="* ]] ||
+		echo "demo: ignoring $k=${!k} from the environment (give it on the command line: make demo $k=...)" >&2
+done
 for a in "$@"; do
 	k=${a%%=*} v=${a#*=}
 	[ "$k" != "$a" ] || { echo "demo: '$a' is not NAME=VALUE" >&2; exit 2; }

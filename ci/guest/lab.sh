@@ -91,17 +91,20 @@ counters() {
 # mode_set MODE: the switch port and every endpoint as the mode says.
 # MUTANT (make lab-mutants) breaks a mechanism while the mode still claims
 # it: no_pfc (the switch port sends and honours no PFC), no_cut (DCQCN's
-# rp_min_rate at the line rate: a CNP cuts nothing).
+# rp_min_rate at the line rate: a CNP cuts nothing), no_watchdog (no switch
+# watchdog).
 mode_set() {
-	local m=$1 pfc=none mask=none
+	local m=$1 pfc=none mask=none wd
+	wd=${M_WD[$m]}
 	[ "${M_PFC[$m]}" = 1 ] && { pfc=$((1 << PRIO)); mask=$pfc; }
 	[ "$MUTANT" = no_pfc ] && pfc=none
+	[ "$MUTANT" = no_watchdog ] && wd=0
 	fabric_sw tc qdisc del dev swp1 root 2>/dev/null
 	# shellcheck disable=SC2086
 	fabric_sw "$T" qdisc add dev swp1 rate "$RATE" pfc "$pfc" link "$LINK" \
 		limit "$BUFFER" xoff "$XOFF" xon "$XON" headroom "$HEADROOM" \
 		kmin "$KMIN" kmax "$KMAX" pmax "$PMAX" \
-		wd_detection "${M_WD[$m]}" wd_action "${M_WD_ACTION[$m]}" || return 1
+		wd_detection "$wd" wd_action "${M_WD_ACTION[$m]}" || return 1
 	local prof=(profile "${M_PROFILE[$m]}") qlimit=0
 	[ "$SCALE" = 1 ] && [ "${M_PROFILE[$m]}" != lab ] && prof+=(scale "$LINK" speedup "$SPEEDUP")
 	[ "$SHAPE_HOSTS" = 1 ] && qlimit=16KiB
@@ -262,14 +265,19 @@ run_mode() {
 }
 
 # calibrate: the probe alone for CALIBRATION_S s before the modes, no load,
-# the first mode's port (LAB_OUT/calibration/probe.tsv): its floor, what a
-# ping costs the emulation with nothing queued (lab.py calibration()).
+# the first mode's port (LAB_OUT/_calibration/probe.tsv, a name no mode can
+# take): its floor, what a ping costs the emulation with nothing queued
+# (lab.py calibration()).
 CALIBRATION_S=${CALIBRATION_S:-6}
 calibrate() {
-	local dir=$LAB_OUT/calibration rc=0
+	local dir=$LAB_OUT/_calibration rc=0
 	mkdir -p "$dir"
 	mode_set "${MODES[0]}" || return 1
-	probe_start "$dir" || return 1
+	if ! probe_start "$dir"; then
+		kill "$PROBE_SERVER" 2>/dev/null
+		wait "$PROBE_SERVER" 2>/dev/null
+		return 1
+	fi
 	say "calibration: the probe alone for ${CALIBRATION_S} s"
 	sleep "$CALIBRATION_S"
 	probe_stop "$dir" || rc=1
@@ -278,7 +286,7 @@ calibrate() {
 
 fail=0
 if [ "$PROBE" = 1 ]; then
-	calibrate || { say "calibration: the probe failed (see calibration/probe.err)"; fail=1; }
+	calibrate || { say "calibration: the probe failed (see _calibration/probe.err)"; fail=1; }
 fi
 for m in "${MODES[@]}"; do run_mode "$m" || fail=1; done
 fabric_destroy

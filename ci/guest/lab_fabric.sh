@@ -213,9 +213,12 @@ mode_set() {
 # ecmp_routes SPINE[:WEIGHT]...: lf1's routes to lf2's hosts over these
 # spines (weight 1 unless given).
 ecmp_routes() {
-	local i s hops='' batch=''
-	for s in "$@"; do hops+=" nexthop via ${FABRIC_NEXT[lf1:${s%:*}]} weight ${s#*:}"; done
-	hops=${hops// weight sp[0-9]/ weight 1}
+	local i s w hops='' batch=''
+	for s in "$@"; do
+		w=1
+		[[ $s == *:* ]] && w=${s#*:}
+		hops+=" nexthop via ${FABRIC_NEXT[lf1:${s%%:*}]} weight $w"
+	done
 	for i in 5 6 7 8; do batch+="route replace 10.0.$i.0/24$hops"$'\n'; done
 	ip -n "$(fabric_sw_ns lf1)" -batch - <<<"$batch"
 }
@@ -238,6 +241,8 @@ ecmp_arrange() {
 				echo "$i $j $dev" >>"$dir/routes"
 			done
 		done
+		# every one of the 16 host pairs, or no arrangement
+		[ "$(grep -cE '^[1-4] [5-8] sp[12]$' "$dir/routes")" = 16 ] || return 1
 		if python3 "$RXECC_TOP/ci/lab/ecmp.py" arrange "$dir/routes" >"$dir/arranged" 2>"$dir/arrange.err"; then
 			echo "$w" >"$dir/weights"
 			FLOWS=$(cut -d' ' -f1 "$dir/arranged" | tr '\n' ' ')

@@ -382,8 +382,9 @@ def checks(results, sc):
 def arranged_checks(r, unfinished):
     """placement = arranged: the flows took the spines chosen, and the free
     uplink's flows, whose hosts also send on the busy one, were not held
-    back. DCQCN slows only the QPs whose path is congested; PFC alone pauses
-    the hosts' links, their QPs on the free spine with the rest."""
+    back: nothing ties them to the busy uplink (a collision does: every flow
+    on one uplink, make lab-mutants' one_uplink; pauses that stop their
+    hosts could, docs/lab.md)."""
     lbl = r["label"]
     took = f"{lbl}: the flows took the spines arranged from lf1's FIB (6 flows on one, 2 on the other)"
     free = (f"{lbl}: the free uplink's flows are not held back by their hosts' flows on the busy one (the last "

@@ -321,6 +321,11 @@ def read_scenario(path, overrides):
         mode["name"] = name
         resolved.append(mode)
     sc["modes"] = resolved
+    labels = [m["label"] for m in resolved]
+    if len(set(labels)) != len(labels):
+        # the report and the spread tell the checks apart by their text
+        raise ScenarioError(f"{path or 'scenario'}: two modes have the label "
+                            f"'{next(x for x in labels if labels.count(x) > 1)}'")
     if sc["topology"] != "incast" and (sc["stagger"] or "senders" in given):
         raise ScenarioError(f"{path or 'scenario'}: senders and stagger are the incast's; the "
                             f"{sc['topology']} topology has its own flows (docs/lab.md)")
@@ -825,7 +830,8 @@ def analyse(raw, sc, mode):
     # senders start at line rate
     settled, settled_s = goodput(os.path.join(d, "swp1.pcap"), "10.0.1.1", senders, SETTLE_S)
     r = {"name": mode["name"], "label": mode["label"], "pfc": mode["pfc"],
-         "dcqcn": mode["dcqcn"], "profile": profile_text(sc, mode) if mode["dcqcn"] else None,
+         "dcqcn": mode["dcqcn"], "watchdog": mode.get("watchdog", 0),
+         "profile": profile_text(sc, mode) if mode["dcqcn"] else None,
          "goodput_mbps": round(total, 2), "port_mbps": sc["rate"],
          "goodput_pct": round(100 * total / sc["rate"], 1),
          "goodput_settled_pct": (round(100 * sum(settled.values()) / sc["rate"], 1)
@@ -915,10 +921,10 @@ CALIBRATION_PINGS = 100     # the probe's calibration: at least this many pings
 
 def calibration(raw):
     """The probe's floor: the p99 of its pings in the calibration the guest
-    runs before the modes (raw/calibration/probe.tsv: the probe alone, no
+    runs before the modes (raw/_calibration/probe.tsv: the probe alone, no
     load, the first mode's switch port). {"pings": n, "p99_us": p99 (None
     with fewer than CALIBRATION_PINGS)}; None without a calibration."""
-    d = os.path.join(raw, "calibration")
+    d = os.path.join(raw, "_calibration")
     if not os.path.isdir(d):
         return None
     s = sorted(v for _, v in probe_samples(d))
@@ -1061,6 +1067,16 @@ def checks(results, sc, calib=None):
             out.append((f"{r['label']}: lossless: no switch drop", drops == 0,
                         f"{drops} drops" if drops is not None else "no qdisc counters"))
     out += comparisons(results, sc, calib)
+    return uncovered(results, out)
+
+
+def uncovered(results, out):
+    """out, and a line for every mode none of out's checks is about (by its
+    label): no mode goes without a word in the report."""
+    for r in results:
+        if not any(c.startswith(r["label"]) for c, _, _ in out):
+            out.append(not_applicable(f"{r['label']}: an expectation of its own",
+                                      "the lab expects nothing of this mode; it is there to compare with"))
     return out
 
 
@@ -1077,9 +1093,10 @@ def comparisons(results, sc, calib):
     DCQCN: a tenth of the pause frames, a fifth of the probe's p99 above its
     floor. A scenario without such a pair says so, on its own line."""
     both = [r for r in results if r.get("pfc") and r.get("dcqcn")]
-    alone = [r for r in results if r.get("pfc") and not r.get("dcqcn")]
+    alone = [r for r in results if r.get("pfc") and not r.get("dcqcn") and not r.get("watchdog")]
     if not both or not alone:
-        missing = " or ".join(w for w, m in (("PFC and DCQCN", both), ("PFC without DCQCN", alone)) if not m)
+        missing = " or ".join(w for w, m in (("PFC and DCQCN", both), ("PFC without DCQCN or watchdog", alone))
+                              if not m)
         return [not_applicable("DCQCN + PFC against PFC alone (PFC frames, probe)",
                                f"no mode of the scenario runs {missing}")]
     out = []
@@ -1428,7 +1445,7 @@ def print_summary(text, results, columns, ck, outdir, made):
             continue
         print(f"  {r['label']}: " + ", ".join(f"{h} {fmt(g(r))}" for h, g in columns))
     for c, ok, m in ck:
-        print(f"  {c}: {met_word(ok).replace('no', 'NO')} ({m})")
+        print(f"  {c}: {'NO' if ok is False else met_word(ok)} ({m})")
     print(f"report: {outdir}/report.md, report.json, {len(made)} plots")
 
 
@@ -1480,7 +1497,7 @@ def report(raw, scenario_json, outdir):
     print(describe(sc))
     print(text_table(results))
     for c, ok, m in ck:
-        print(f"  {c}: {met_word(ok).replace('no', 'NO')} ({m})")
+        print(f"  {c}: {'NO' if ok is False else met_word(ok)} ({m})")
     print(f"report: {outdir}/report.md, report.json, {len(made)} plots")
     return 0
 

@@ -309,6 +309,13 @@ class Pathology(unittest.TestCase):
         # no PFC at the switch: no pause reaches the uplink, packets drop
         self.assertFalse(met([mode("pfc", True, False, 15.0, 0, drops=300), mode("both", True, True, 18.0, 0)])[
             "the victim is held back by pauses on the uplink"])
+        # a victim that got nothing with PFC alone is no baseline: 0 vs 0 is not a gain
+        self.assertFalse(met([mode("pfc", True, False, 0.0, 480), mode("both", True, True, 0.0, 0)])[
+            "the victim gets 1.4x its goodput with PFC alone or more"])
+        # PFC alone in the scenario but not recorded: the comparison fails, it is not ruled out
+        got = pathology.checks([{"name": "pfc", "label": "pfc", "error": "no samples"},
+                                mode("dcqcn+pfc", True, True, 18.0, 0)], sc)
+        self.assertEqual([(ok, m) for c, ok, m in got if "1.4x" in c], [(False, "PFC only was not recorded")])
         # no PFC-alone mode: both are ruled out, and say so
         sc = scenario("topology = victim\nrate = 20mbit\nmodes = dcqcn+pfc\n")
         ck = pathology.checks([mode("both", True, True, 18.0, 0)], sc)
@@ -652,7 +659,7 @@ class Collective(unittest.TestCase):
             self.assertTrue(met["rdma_rxe-like: no PFC, no DCQCN: the switches drop packets (the incast at the "
                                 "hosts' ports, the 2:1 oversubscribed uplinks)"])
             self.assertTrue(met["rdma_rxe-like: no PFC, no DCQCN: every element that rank 0 reported was right "
-                                "(no report: a rank failed)"])
+                                "(no report: the ranks were stopped at the duration)"])
             self.assertTrue(met["PFC only: lossless: no switch port dropped a packet"])
             self.assertTrue(any(c.startswith("DCQCN + PFC: at most 1/2 of PFC only's PFC frames") and v
                                 for c, v in met.items()))
@@ -706,7 +713,7 @@ class Series(unittest.TestCase):
     def test_the_probe_calibration(self):
         with tempfile.TemporaryDirectory() as raw:
             self.assertIsNone(lab.calibration(raw))
-            d = os.path.join(raw, "calibration")
+            d = os.path.join(raw, "_calibration")
             os.makedirs(d)
             # 150 pings: 148 of 200 us round trip, 2 of 20 ms (half: 100 us, 10 ms)
             with open(os.path.join(d, "probe.tsv"), "w", encoding="utf-8") as f:
@@ -1026,11 +1033,12 @@ class Report(unittest.TestCase):
         ck = lab.checks([mode("mlx5", True, True, 10, 4000.0)], sc, calib)
         ruled = [(c, m) for c, ok, m in ck if ok is None]
         self.assertEqual(ruled, [("DCQCN + PFC against PFC alone (PFC frames, probe)",
-                                  "does not apply: no mode of the scenario runs PFC without DCQCN")])
+                                  "does not apply: no mode of the scenario runs PFC without DCQCN or watchdog")])
         # no DCQCN mode: its checks are ruled out too, never silently gone
         ck = lab.checks([mode("a", False, False, 0, 1.0), mode("b", True, False, 5, 1.0)], sc, calib)
         self.assertEqual(sorted(m.split(":")[1].strip() for c, ok, m in ck if ok is None),
-                         ["no mode of the scenario runs DCQCN", "no mode of the scenario runs PFC and DCQCN"])
+                         ["no mode of the scenario runs DCQCN", "no mode of the scenario runs PFC and DCQCN",
+                          "the lab expects nothing of this mode; it is there to compare with"])
         # probe = off: the probe's comparison is ruled out by the scenario
         off = lab.read_scenario(None, ["probe=off"])
         ck = {c: (ok, m) for c, ok, m in lab.checks([mode("p", True, False, 100, 1.0),

@@ -37,7 +37,7 @@ ktap_header
 ktap_plan 13
 
 cleanup() {
-	[ -z "$BLK" ] || nvme disconnect -n "$NQN" >/dev/null 2>&1
+	nvme disconnect -n "$NQN" >/dev/null 2>&1
 	rm -f "$PORTDIR/subsystems/$NQN" 2>/dev/null
 	[ ! -d "$SUBSYS/namespaces/1" ] || echo 0 >"$SUBSYS/namespaces/1/enable" 2>/dev/null
 	rmdir "$SUBSYS/namespaces/1" "$SUBSYS" "$PORTDIR" 2>/dev/null
