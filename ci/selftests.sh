@@ -73,6 +73,8 @@ while read -r script guests links smp tmo; do
 	4)
 		# the reason the script gave: its plan line "1..0 # SKIP why"
 		why=$(sed -n 's/^1\.\.0 # SKIP //p' "$rundir/g0/output.txt" 2>/dev/null | head -n 1)
+		# (every subtest skipped: the first one's reason)
+		[ -n "$why" ] || why=$(sed -n 's/^ok [0-9]* .* # SKIP //p' "$rundir/g0/output.txt" 2>/dev/null | head -n 1)
 		emit "ok $name: ran to the end # SKIP ${why:-the test skipped itself (no reason given)}"
 		;;
 	124) emit "not ok $name: ran to the end (timed out after ${tmo}s; console: $rundir/g0/console.log)" ;;
