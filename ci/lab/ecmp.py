@@ -196,9 +196,9 @@ def analyse(raw, sc, mode):
     # spines it chose (what the job would take had the fabric kept it)
     where = r["arranged"] or {f["flow"]: f["spine"] for f in placed}
     if len(where) == len(flows) and flows:
-        res = {f"h{i}": sc["link"] for i in range(1, 9)}
+        res = {f"h{i}": sc["link"] for i in range(1, 5)}
         res.update({sp: sc["rate"] for sp in SPINES})
-        model = [dict(zip(("host", "dst"), f["pair"].split("->")), spine=where[f["flow"]]) for f in flows]
+        model = [{"host": f["pair"].split("->")[0], "spine": where[f["flow"]]} for f in flows]
         # each flow released when its first byte was counted, as it was
         release = [f.get("start_s") or 0.0 for f in flows]
         times = fair_times(model, res, lab.to_bytes(sc["transfer"]), release)
@@ -225,11 +225,11 @@ def analyse(raw, sc, mode):
 
 def fair_rates(flows, caps, active):
     """Max-min fair rates (Mbit/s, {flow index: rate}) of the active flows
-    ({"host": h, "spine": s, "dst": d}: each crosses its host's link, its
-    spine's uplink and, when given, its destination's link; caps: {resource:
-    Mbit/s}), by progressive filling."""
+    ({"host": h, "spine": s}: each crosses its host's link, shaped to
+    `link`, and its spine's uplink; caps: {resource: Mbit/s}), by
+    progressive filling. (The destinations' links are not shaped.)"""
     def crosses(f):
-        return [f["host"], f["spine"]] + ([f["dst"]] if f.get("dst") else [])
+        return [f["host"], f["spine"]]
     for i in active:
         if any(x not in caps for x in crosses(flows[i])):
             raise ValueError(f"flow {i} crosses a link of no known rate")
@@ -285,8 +285,9 @@ def arrange(routes):
     from where lf1's FIB sends each host pair (routes: {(src, dst): spine},
     src 1..4, dst 5..8; an address hash, so every QP of a pair alike) so
     that one uplink carries six flows and the other two, the two from
-    different hosts that each have a flow on the busy uplink too, and every
-    destination receives two, the two free-uplink flows at different ones.
+    different hosts that each have a flow on the busy uplink too and to
+    different destinations, every destination receiving two if the routes
+    allow it, else up to three (the receive load spread over lf2's hosts).
     Under max-min fair sharing the busy uplink is full and the other 2/3
     loaded: the free flows are held back only if their hosts' flows on the
     busy uplink hold them. [(src, dst)] in launch order (the free-uplink
@@ -295,9 +296,8 @@ def arrange(routes):
     for src in range(1, 5):
         dsts = [d for d in range(5, 9) if (src, d) in routes]
         pairs[src] = [(a, b) for i, a in enumerate(dsts) for b in dsts[i:]]
-    # every destination two flows if the routes allow it, else up to three
-    # (at 1/6 of an uplink each, three busy flows fill a host link at half
-    # the uplink's rate) and a free flow's destination at most two
+    # every destination two flows if the routes allow it, else up to three,
+    # and a free flow's destination at most two
     for most in (2, 3):
         for busy in SPINES:
             for choice in itertools.product(*(pairs[src] for src in range(1, 5))):
