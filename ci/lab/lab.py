@@ -981,7 +981,10 @@ TARGET_GOODPUT_PCT = 90      # of the port, every DCQCN mode
 TARGET_IN_BAND_PCT = 70      # of the settled time, every sender's Rc within FAIR_BAND
 TARGET_JAIN = 0.95
 TARGET_PFC_FRAMES = 10       # DCQCN + PFC sends at most 1/10 of PFC only's pause frames
-TARGET_PROBE_P99 = 5         # ... and the probe's p99 above its floor 1/5 of PFC only's
+# ... and the probe's p99 above its floor (its calibration) a third of PFC
+# alone's: 11 % and 20 % in make lab-mutants' controls of 2026-12-07, 83 %
+# and 101 % with a DCQCN that cannot cut (docs/results.md)
+TARGET_PROBE_P99 = 3
 # In every DCQCN mode the queue is held in the marking band: at Kmin or above
 # this share of the time or more (the simulation of the default scenario:
 # 43-51 % over seeds 1-12; 38-39 % with two senders), under Kmax 95 % of it.
@@ -992,8 +995,8 @@ def checks(results, sc, calib=None):
     """The lab's expectations, one (text, met, measured) each: in every DCQCN
     mode, DCQCN sets the senders' rates (each at its fair share most of the
     time), keeps the port full and its queue in the marking band, fairly;
-    DCQCN + PFC against PFC only: no drop, a tenth of the pause frames, a fifth
-    of the probe's p99 above its floor."""
+    every PFC mode lossless; DCQCN + PFC against PFC alone: a tenth of the
+    pause frames, a third of the probe's p99 above its floor."""
     out = []
     kmin, kmax = to_bytes(sc["kmin"]) / 1000, to_bytes(sc["kmax"]) / 1000
     share = ("the port's rate over the senders present" if sc.get("stagger") else
@@ -1090,7 +1093,7 @@ def not_applicable(text, why):
 def comparisons(results, sc, calib):
     """DCQCN + PFC against PFC alone, keyed on what the modes do (not on
     their names): every mode with both against every mode with PFC and no
-    DCQCN: a tenth of the pause frames, a fifth of the probe's p99 above its
+    DCQCN: a tenth of the pause frames, a third of the probe's p99 above its
     floor. A scenario without such a pair says so, on its own line."""
     both = [r for r in results if r.get("pfc") and r.get("dcqcn")]
     alone = [r for r in results if r.get("pfc") and not r.get("dcqcn") and not r.get("watchdog")]
