@@ -11,7 +11,7 @@
 #                   unmet one: ci/demo.sh exits 3, make 2)
 #   make lab-mutants    each lab expectation under a mutation that must fail it (DCQCN
 #                   that cannot cut, no PFC at the switch, no watchdog, one ECMP uplink) and
-#                   each scenario unbroken; docs/lab.md (not in check: about 50 minutes)
+#                   each scenario unbroken; docs/lab.md (not in check: about 20 minutes)
 #   make bench      rdma_rxecc against stock rdma_rxe in one guest boot (ratios, JSON)
 #   make soak       the congestion workload for SOAK_TIME s (default 600), reports what grew (not in check)
 #   make lint       W=1 + sparse build, checkpatch, clang-format, clang-tidy, shellcheck,
@@ -111,7 +111,7 @@ demo: deps
 	@$(TOP)/ci/demo.sh $(OUT) $(lab_args)
 
 # Every lab expectation under a mutation that must fail it, and each
-# scenario unbroken (ci/lab-mutants.sh; not in check: about 50 minutes).
+# scenario unbroken (ci/lab-mutants.sh; not in check: about 20 minutes).
 lab-mutants: deps
 	@$(MAKE) --no-print-directory all
 	@$(TOP)/ci/lab-mutants.sh $(OUT)

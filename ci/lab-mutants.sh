@@ -10,7 +10,7 @@
 # data, "no qdisc counters", "not every flow finished", does not count);
 # then each scenario runs unbroken with all its modes (the default run, the
 # control), and every expectation that applies must be met. One guest boot
-# per run (ci/demo.sh); about an hour on 2 cores.
+# per run (ci/demo.sh); about 20 minutes on 2 cores.
 #   ci/lab-mutants.sh [OUT] [ROW...]    rows by name (default: all)
 # Writes OUT/lab-mutants/ROW/ (each run's report) and OUT/lab-mutants/summary.md;
 # prints one KTAP line per row and control; exits 1 if any fails.
