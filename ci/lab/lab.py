@@ -132,28 +132,24 @@ def parse_ms(lo, hi):
     return check
 
 
-def parse_wd_action(v):
-    if v not in ("drop", "forward", "alert"):
-        raise ScenarioError(f"'{v}' is not a watchdog action (drop, forward, alert)")
-    return v
+def parse_choice(*values, what=None):
+    """A parser of one of values: "'x' is not a or b" (two), "... one of a,
+    b, c" (more), "... WHAT (a, b, c)" (what given)."""
+    told = (f"{what} ({', '.join(values)})" if what else " or ".join(values) if len(values) == 2
+            else "one of " + ", ".join(values))
+
+    def check(v):
+        if v not in values:
+            raise ScenarioError(f"'{v}' is not {told}")
+        return v
+    return check
 
 
-def parse_wd_ports(v):
-    if v not in ("bottleneck", "all"):
-        raise ScenarioError(f"'{v}' is not bottleneck or all")
-    return v
-
-
-def parse_hash(v):
-    if v not in ("l3", "l4"):
-        raise ScenarioError(f"'{v}' is not l3 or l4")
-    return v
-
-
-def parse_sport(v):
-    if v not in ("qpn", "flow_label"):
-        raise ScenarioError(f"'{v}' is not qpn or flow_label")
-    return v
+parse_wd_action = parse_choice("drop", "forward", "alert", what="a watchdog action")
+parse_wd_ports = parse_choice("bottleneck", "all")
+parse_hash = parse_choice("l3", "l4")
+parse_sport = parse_choice("qpn", "flow_label")
+parse_placement = parse_choice("hash", "arranged")
 
 
 def parse_coll_bytes(v):
@@ -163,25 +159,9 @@ def parse_coll_bytes(v):
     return v
 
 
-def parse_collective(v):
-    if v not in ("allreduce", "alltoall"):
-        raise ScenarioError(f"'{v}' is not allreduce or alltoall")
-    return v
-
-
+parse_collective = parse_choice("allreduce", "alltoall")
 MUTANTS = ("none", "no_cut", "no_pfc", "no_watchdog", "one_uplink")
-
-
-def parse_mutant(v):
-    if v not in MUTANTS:
-        raise ScenarioError(f"'{v}' is not one of {', '.join(MUTANTS)}")
-    return v
-
-
-def parse_placement(v):
-    if v not in ("hash", "arranged"):
-        raise ScenarioError(f"'{v}' is not hash or arranged")
-    return v
+parse_mutant = parse_choice(*MUTANTS)
 
 
 def parse_modes(v):
