@@ -9,7 +9,7 @@
 #   make demo       the congestion lab: a 3:1 incast in four modes, table, plots, checks (docs/lab.md;
 #                   SCENARIO=FILE, RUNS=N repeats it and reports the spread, CHECK=1 fails on an
 #                   unmet one: ci/demo.sh exits 3, make 2)
-#   make lab-mutants    each lab expectation under a mutation that must fail it (DCQCN
+#   make lab-mutants    the lab's mechanisms broken one at a time, their expectations required to fail (DCQCN
 #                   that cannot cut, no PFC at the switch, no watchdog, one ECMP uplink) and
 #                   each scenario unbroken; docs/lab.md (not in check: about 20 minutes)
 #   make bench      rdma_rxecc against stock rdma_rxe in one guest boot (ratios, JSON)
@@ -110,7 +110,7 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@$(TOP)/ci/demo.sh $(OUT) $(lab_args)
 
-# Every lab expectation under a mutation that must fail it, and each
+# The lab's mechanisms broken one at a time, their expectations required to fail, and each
 # scenario unbroken (ci/lab-mutants.sh; not in check: about 20 minutes).
 lab-mutants: deps
 	@$(MAKE) --no-print-directory all

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# `make lab-mutants`: every expectation of the lab has a mutation that fails
-# it. Each row below runs one scenario (some of its modes) with a mechanism
+# `make lab-mutants`: the lab's mechanisms broken one at a time, and the
+# expectations each must fail (the host tests, ci/lab/test_lab.py, break
+# the rest). Each row below runs one scenario (some of its modes) with a mechanism
 # broken on purpose while every mode still claims it (the scenario key
 # `mutant`, ci/guest/lab.sh and lab_fabric.sh): DCQCN that cannot cut
 # (rp_min_rate at the line rate), switch ports without PFC, no switch

@@ -8,6 +8,10 @@ set -uo pipefail
 results=$1 list=$2
 declare -A expected
 while IFS=$'\t' read -r script why; do
+	if [ -z "$why" ]; then
+		echo "skips: $list: '$script' gives no reason to match (SCRIPT<TAB>REASON-ERE)" >&2
+		exit 2
+	fi
 	expected[${script%.sh}]=$why
 done < <(sed -e '/^[[:space:]]*#/d' -e '/^[[:space:]]*$/d' "$list")
 bad=()
@@ -17,14 +21,14 @@ while IFS= read -r line; do
 	n=$((n + 1))
 	# "ok NAME[gI]: desc # SKIP why" -> NAME, why
 	name=$(echo "$line" | sed -E 's/^ok ([^:[]+)(\[g[0-9]+\])?:.*/\1/')
-	why=${line#*# SKIP }
-	if [ -n "${expected[$name]+x}" ] && echo "$why" | grep -qE -- "${expected[$name]}"; then
+	why=$(printf '%s\n' "$line" | sed -E 's/^.*# [Ss][Kk][Ii][Pp] ?//')
+	if [ -n "${expected[$name]+x}" ] && printf '%s\n' "$why" | grep -qE -- "${expected[$name]}"; then
 		echo "expected: ${line#ok }"
 	else
 		echo "UNEXPECTED: ${line#ok }"
 		bad+=("$name")
 	fi
-done < <(grep -E '^ok .*# SKIP' "$results")
+done < <(grep -iE '^ok .*# SKIP' "$results")
 [ "$n" -gt 0 ] || echo "(none)"
 if [ ${#bad[@]} -eq 0 ]; then
 	line="ok skips: every skip is an expected one ($list)"

@@ -274,7 +274,8 @@ calibrate() {
 	mkdir -p "$dir"
 	mode_set "${MODES[0]}" || return 1
 	if ! probe_start "$dir"; then
-		kill "$PROBE_SERVER" 2>/dev/null
+		# the server that never listened, not only its subshell
+		pkill -f "^[^ ]*rxecc-verbs server -p 18750" 2>/dev/null
 		wait "$PROBE_SERVER" 2>/dev/null
 		return 1
 	fi

@@ -50,7 +50,7 @@ def analyse(raw, sc, mode):
     d = os.path.join(raw, mode["name"])
     prio = sc["dscp"] >> 3
     r = {"name": mode["name"], "label": mode.get("label", mode["name"]), "pfc": mode["pfc"],
-         "dcqcn": mode["dcqcn"]}
+         "dcqcn": mode["dcqcn"], "watchdog": mode.get("watchdog", 0)}
     start, done = pathology.read_time(d, "load-start"), pathology.read_time(d, "load-done")
     path = os.path.join(d, "samples")
     if start is None or done is None or not os.path.exists(path):
@@ -133,8 +133,12 @@ def checks(results, sc):
     if op == "alltoall":
         # which comparisons apply is the scenario's modes' to say; a mode
         # that was not recorded fails them
-        declared = {(m["pfc"], m["dcqcn"]) for m in sc["modes"]}
-        by = {(r["pfc"], r["dcqcn"]): r for r in ok}
+        declared = {(m["pfc"], m["dcqcn"]) for m in sc["modes"] if not m["watchdog"]}
+        # (PFC alone: no DCQCN and no watchdog; the first mode of each kind)
+        by = {}
+        for r in ok:
+            if not r.get("watchdog"):
+                by.setdefault((r["pfc"], r["dcqcn"]), r)
         base, pfc, both = by.get((False, False)), by.get((True, False)), by.get((True, True))
         text = "without PFC or DCQCN: the switches drop packets"
         if (False, False) not in declared:

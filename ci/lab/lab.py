@@ -1057,7 +1057,7 @@ def uncovered(results, out):
     """out, and a line for every mode none of out's checks is about (by its
     label): no mode goes without a word in the report."""
     for r in results:
-        if not any(c.startswith(r["label"]) for c, _, _ in out):
+        if not any(c.startswith((r["label"] + ":", r["label"] + " against ")) for c, _, _ in out):
             out.append(not_applicable(f"{r['label']}: an expectation of its own",
                                       "the lab expects nothing of this mode; it is there to compare with"))
     return out

@@ -674,6 +674,32 @@ class Collective(unittest.TestCase):
             text, every = lab.spread([rep, rep2])
             self.assertFalse(every)
 
+    def test_the_lossy_baseline_without_a_report(self):
+        import collective  # pylint: disable=import-outside-toplevel
+        sc = scenario("topology = collective\nmodes = baseline\n")
+
+        def met(status):
+            r = {"name": "baseline", "label": "base", "pfc": False, "dcqcn": False, "watchdog": 0,
+                 "totals": {"drops": 5, "pfc_sent": 0, "cnps": 0}, "rank_status": status,
+                 "ranks_ok": all(v == 0 for v in status.values()), "host_port_drops": 5, "uplink_drops": 0}
+            return next(ok for c, ok, _ in collective.checks([r], sc) if "rank 0 reported" in c)
+        self.assertTrue(met({"0": 124, "1": 124}))   # stopped at the duration: no report is expected
+        self.assertFalse(met({"0": 0, "1": 0}))      # every rank ended well and still no report
+        self.assertFalse(met({"0": 124, "1": 2}))    # a rank crashed
+        self.assertFalse(met({"0": None, "1": 124}))  # a rank without an exit status
+
+    def test_a_declared_mode_not_recorded_fails_the_comparison(self):
+        import collective  # pylint: disable=import-outside-toplevel
+        sc = scenario("topology = collective\nmodes = pfc dcqcn+pfc\n")
+        ck = collective.checks([{"name": "pfc", "label": "PFC only", "error": "no samples"},
+                                {"name": "dcqcn+pfc", "label": "DCQCN + PFC", "pfc": True, "dcqcn": True,
+                                 "watchdog": 0, "totals": {"drops": 0, "pfc_sent": 1, "cnps": 9},
+                                 "rank_status": {"0": 0}, "ranks_ok": True, "wrong": 0, "iters": 8}], sc)
+        got = {c: (ok, m) for c, ok, m in ck}
+        self.assertEqual(got["DCQCN + PFC: at most 1/2 of PFC alone's PFC frames"],
+                         (False, "one of the two modes was not recorded"))
+        self.assertEqual(got["without PFC or DCQCN: the switches drop packets"][0], None)
+
     def test_fabric_bound(self):
         import collective  # pylint: disable=import-outside-toplevel
         sc = scenario("topology = collective\ncollective = alltoall\nrate = 10mbit\n")
@@ -1046,6 +1072,16 @@ class Report(unittest.TestCase):
                                                      mode("b", True, True, 1, 1.0)], off)}
         self.assertEqual(ck["b against p: probe p99 above its floor 1/3 of PFC alone's or lower"],
                          (None, "does not apply: the scenario turns the probe off (probe = off)"))
+
+    def test_a_mode_without_a_check_gets_a_line_and_labels_are_unique(self):
+        sc = lab.read_scenario(None, [])
+        # "PFC" is a prefix of "PFC only": it is not covered by that mode's lines
+        ck = lab.uncovered([{"label": "PFC"}, {"label": "PFC only"}], [("PFC only: lossless", True, "")])
+        self.assertEqual([c for c, ok, _ in ck if ok is None], ["PFC: an expectation of its own"])
+        self.assertEqual(sc["modes"][0]["label"], "rdma_rxe-like: no PFC, no DCQCN")
+        with self.assertRaises(lab.ScenarioError) as e:
+            scenario("modes = a b\n[mode a]\nlabel = same\n[mode b]\nlabel = same\n")
+        self.assertIn("two modes have the label 'same'", str(e.exception))
 
     def test_verdict_of_one_run(self):
         with tempfile.TemporaryDirectory() as d:
