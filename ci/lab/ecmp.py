@@ -228,17 +228,15 @@ def fair_rates(flows, caps, active):
     ({"host": h, "spine": s}: each crosses its host's link, shaped to
     `link`, and its spine's uplink; caps: {resource: Mbit/s}), by
     progressive filling. (The destinations' links are not shaped.)"""
-    def crosses(f):
-        return [f["host"], f["spine"]]
     for i in active:
-        if any(x not in caps for x in crosses(flows[i])):
+        if flows[i]["host"] not in caps or flows[i]["spine"] not in caps:
             raise ValueError(f"flow {i} crosses a link of no known rate")
     rate, frozen = {}, set()
     while len(frozen) < len(active):
         # the tightest resource among the unfrozen flows' sets its share
         best = None
         for res, cap in caps.items():
-            users = [i for i in active if res in crosses(flows[i])]
+            users = [i for i in active if res in (flows[i]["host"], flows[i]["spine"])]
             free = [i for i in users if i not in frozen]
             if not free:
                 continue
