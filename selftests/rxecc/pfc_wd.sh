@@ -271,28 +271,43 @@ wd_alert() {
 }
 ktap_result "watchdog alert: a storm detected and logged, the queue still paused" wd_alert
 
-# blink_run GAP: the port at 1 Mbit/s with priority 3's queue kept full
-# (pings of 1000 bytes every 10 ms), paused for 3 s by a partner that sends
-# an XON GAP seconds before each XOFF, every 40 ms (the watchdog polls every
-# 100 ms: each poll interval holds a transition, which once restarted
-# detection); sets SHARE (percent of the run paused) and STORMS.
+# blink_run GAP: priority 3's queue kept full (pings of 59000 bytes every
+# 50 ms, through a port of 1 Mbit/s: two leave a second, and the host drops
+# them as they come in) and paused for 3 s by a partner that sends an XON GAP
+# seconds before each XOFF, every 40 ms (the watchdog polls every 100 ms:
+# each poll interval holds a transition, which once restarted detection);
+# sets SHARE (percent of the run paused) and STORMS. What makes "an instant"
+# one: each XON lets out what the port's rate allows, and the receiver takes
+# the XOFF behind it only once those packets are handed on (under an
+# emulated CPU, a millisecond each as pings of 1000 bytes answered, four an
+# XON: the queue ran 12 % of the time; tens of milliseconds for 59000 bytes
+# answered).
 blink_run() {
-	local p0 t0 p1 t1 ping
+	local j0 t0 j1 t1 ping
 	wd_set rate 1 wd_detection 200 wd_action alert || return 1
+	ip -n "$SW" link set sw0 mtu 60000 && ip -n "$HOST" link set h0 mtu 60000 || return 1
 	[ "$(pings 1)" = 1 ] || { echo "no reply before the storm"; return 1; }
-	ip netns exec "$SW" ping -n -q -Q "$TOS" -s 1000 -i 0.01 -w 6 "$HOST_IP" >/dev/null 2>&1 &
+	tc -n "$HOST" qdisc add dev h0 clsact &&
+		tc -n "$HOST" filter add dev h0 ingress protocol ip matchall action drop || return 1
+	ip netns exec "$SW" ping -n -q -Q "$TOS" -s 59000 -i 0.05 -w 30 "$HOST_IP" >/dev/null 2>&1 &
 	ping=$!
 	storm_start --duration 3 --period 0.04 --blink "$1" || { kill "$ping"; return 1; }
-	# 2 s into the storm, in hundredths of a percent
-	p0=$(wd pause_rx_duration_us) t0=$(date +%s%N)
+	# 2 s into the storm, in hundredths of a percent (the clock read right
+	# after the counter, the parsing after both)
+	j0=$("$T" -n "$SW" -j qdisc show dev sw0) t0=$(date +%s%N)
 	sleep 2
-	p1=$(wd pause_rx_duration_us) t1=$(date +%s%N)
+	j1=$("$T" -n "$SW" -j qdisc show dev sw0) t1=$(date +%s%N)
 	storm_wait
-	SHARE=$(((p1 - p0) * 10000 / ((t1 - t0) / 1000)))
+	SHARE=$(python3 -c '
+import json, sys
+p = [json.loads(j)[0]["prio"][3]["pause_rx_duration_us"] for j in sys.argv[1:3]]
+print(int((p[1] - p[0]) * 10000 * 1000 // (int(sys.argv[4]) - int(sys.argv[3]))))' "$j0" "$j1" "$t0" "$t1") ||
+		{ kill "$ping"; return 1; }
 	wd_read wd_storms qlen || { kill "$ping"; return 1; }
 	STORMS=${WD[wd_storms]}
 	kill "$ping" 2>/dev/null
 	wait "$ping" 2>/dev/null
+	tc -n "$HOST" qdisc del dev h0 clsact
 	echo "blink $1 s: paused ${SHARE%??}.${SHARE: -2} % of the run, $STORMS storm(s)"
 }
 wd_blink() {
