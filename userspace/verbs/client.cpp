@@ -246,8 +246,10 @@ class Client {
             if (!o_.samples.empty()) {
                 samples_.emplace_back(posted, t - posted);
             }
-            rtts_.push_back(t - posted);
         }
+        // From the post to the server's acknowledgement, which comes after
+        // the transport's ACK of a message sent alone (--depth 1)
+        rtts_.push_back(t - posted);
         unacked_.pop_front();
         ++acked_;
     }
