@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "client.hpp"
 #include "format.hpp"
+#include "netlink_client.hpp"
 #include "qdisc.hpp"
 #include "tool_test_util.hpp"
 

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "cli.hpp"
-#include "client.hpp"
 #include "errors.hpp"
+#include "netlink_client.hpp"
 #include "params.hpp"
 #include "qdisc.hpp"
 #include "tool_test_util.hpp"

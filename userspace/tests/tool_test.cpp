@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "cli.hpp"
-#include "client.hpp"
 #include "errors.hpp"
 #include "format.hpp"
+#include "netlink_client.hpp"
 #include "params.hpp"
 #include "tool_test_util.hpp"
 

@@ -18,10 +18,10 @@
 #include <vector>
 
 #include "cli.hpp"
-#include "client.hpp"
 #include "errors.hpp"
 #include "format.hpp"
 #include "metrics.hpp"
+#include "netlink_client.hpp"
 #include "qdisc.hpp"
 
 namespace rxecc::tool {

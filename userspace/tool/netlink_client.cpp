@@ -1,4 +1,4 @@
-#include "client.hpp"
+#include "netlink_client.hpp"
 
 #include <linux/genetlink.h>
 #include <rdma/rxecc_netlink.h>
