@@ -24,7 +24,7 @@ shellcheck)
 	rc=.shellcheckrc
 	# The allowed kinds, then each script's directives.
 	{ sed -nE 's/^# allow (SC[0-9]+)[[:space:]]+[^[:space:]].*/ALLOW \1/p' "$rc"
-	  [ $# -eq 0 ] || grep -nHE '#[[:space:]]*shellcheck[[:space:]].*disable=' -- "$@"; } |
+	  [ $# -eq 0 ] || grep -nHE '^[[:space:]]*#[[:space:]]*shellcheck[[:space:]].*disable=' -- "$@"; } |
 	awk -v rc="$rc" '
 		$1 == "ALLOW" && NF == 2 { allowed[$2] = 1; order[++n] = $2; next }
 		{
