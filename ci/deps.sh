@@ -27,8 +27,7 @@ kernel_pkgs() {	# KVER
 }
 if [ -n "${KVER:-}" ]; then
 	extra=$(kernel_pkgs "$KVER") || exit 1
-	# One package name per word: split on purpose.
-	# shellcheck disable=SC2206
+	# shellcheck disable=SC2206 # one package name per word: split on purpose
 	pkgs+=($extra)
 fi
 

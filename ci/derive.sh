@@ -49,8 +49,7 @@ else
 	src_id="tarball $tarball $(stat -c '%s %Y' "$tarball")"
 fi
 own_files=$(cd "$own" && for f in Kbuild ./*.c ./*.h; do [ ! -e "$f" ] || echo "${f#./}"; done | sort)
-# The series names one patch per line (names without spaces): split on purpose.
-# shellcheck disable=SC2046
+# shellcheck disable=SC2046 # the series names one patch per line (no spaces): split on purpose
 series_id=$(cd "$series_dir" && cat series $(sed -e 's/#.*//' series) | sha256sum | cut -c1-16)
 stamp="$src_id|series $line $series_id|own $(echo "$own_files" | tr '\n' ' ')|uapi|include"
 

@@ -3,7 +3,8 @@
 #   the modules build warning-free with W=1 and with sparse (C=2);
 #   checkpatch --strict on rxecc's own kernel files and on every patch;
 #   clang-format and (ci/tidy.sh) clang-tidy on the C++ sources;
-#   every shell script (with shellcheck) and Python file (pyflakes) in git.
+#   every shell script (with shellcheck) and Python file (pyflakes) in git;
+#   every shellcheck disable and NOLINT allowed and with its reason.
 # LINT_TIDY=0 leaves clang-tidy out (make check: its 4 minutes of both CPUs
 # would take make check past its 30; .ci/run runs it after make check).
 set -uo pipefail
@@ -96,6 +97,21 @@ if [ ${#shells[@]} -gt 0 ] && (cd "$top" && shellcheck_all) >"$log" 2>&1; then
 	result OK "shellcheck on the ${#shells[@]} shell scripts"
 else
 	result FAIL "shellcheck on the ${#shells[@]} shell scripts" "$log"
+fi
+# The exceptions each linter is told to make: every shellcheck disable and
+# every NOLINT names only what .shellcheckrc and userspace/.clang-tidy list as
+# allowed, and says why on its line (ci/lint-disables.sh).
+log="$logdir/shellcheck-disables.log"
+if "$top/ci/lint-disables.sh" shellcheck "${shells[@]}" >"$log" 2>&1; then
+	result OK "every shellcheck disable allowed by .shellcheckrc, with its reason"
+else
+	result FAIL "every shellcheck disable allowed by .shellcheckrc, with its reason" "$log"
+fi
+log="$logdir/nolint.log"
+if "$top/ci/lint-disables.sh" clang-tidy >"$log" 2>&1; then
+	result OK "every NOLINT names checks userspace/.clang-tidy allows, with its reason"
+else
+	result FAIL "every NOLINT names checks userspace/.clang-tidy allows, with its reason" "$log"
 fi
 mapfile -t pys < <(cd "$top" && git ls-files '*.py')
 log="$logdir/pyflakes.log"

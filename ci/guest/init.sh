@@ -21,7 +21,7 @@ if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 rxeccout /mnt/out
 	echo "RXECC-GUEST-RESULT 1"
 	poweroff -f
 fi
-# shellcheck disable=SC1091
+# shellcheck disable=SC1091 # written by ci/vm.sh at boot, not in the repository
 . /mnt/out/guest.env
 hostname "${RXECC_HOSTNAME:-rxecc-guest}"
 # The host's own Python startup hooks (ci/vm.sh), hidden in the overlay.

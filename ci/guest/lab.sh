@@ -72,9 +72,7 @@ if [ "$SHAPE_HOSTS" = 1 ]; then
 		fabric_in "$i" tc qdisc replace dev eth0 root tbf rate "$LINK" burst 8kb limit 64kb || exit 1
 	done
 fi
-# RATE comes from the scenario; SENDER_HOSTS (seq's lines) is split into
-# echo's words on purpose.
-# shellcheck disable=SC2153,SC2086
+# shellcheck disable=SC2153,SC2086 # RATE comes from the scenario; SENDER_HOSTS (seq's lines) split into words on purpose
 say "fabric: h1 <- swp1 (${RATE} Mbit/s) <- senders $(echo h$SENDER_HOSTS | sed 's/ / h/g')" \
 	"$([ "$PROBE" = 1 ] && echo "and the probe h$PROBE_HOST")"
 
@@ -100,7 +98,6 @@ mode_set() {
 	[ "$MUTANT" = no_pfc ] && pfc=none
 	[ "$MUTANT" = no_watchdog ] && wd=0
 	fabric_sw tc qdisc del dev swp1 root 2>/dev/null
-	# shellcheck disable=SC2086
 	fabric_sw "$T" qdisc add dev swp1 rate "$RATE" pfc "$pfc" link "$LINK" \
 		limit "$BUFFER" xoff "$XOFF" xon "$XON" headroom "$HEADROOM" \
 		kmin "$KMIN" kmax "$KMAX" pmax "$PMAX" \
@@ -117,7 +114,7 @@ mode_set() {
 	fabric_dcqcn_all set pfc_enable "$mask" link_speed "$LINK" tx_qlimit "$qlimit" \
 		device_stall_critical_watermark "${M_STALL[$m]}" || return 1
 	if [ -n "${M_SET[$m]}" ]; then
-		# shellcheck disable=SC2086
+		# shellcheck disable=SC2086 # the mode's NAME VALUE pairs, split on purpose
 		fabric_dcqcn_all set ${M_SET[$m]} || return 1
 	fi
 	if [ "$MUTANT" = no_cut ] && [ "${M_DCQCN[$m]}" = 1 ]; then

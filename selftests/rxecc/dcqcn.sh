@@ -596,8 +596,7 @@ lab_end_to_end() {
 	python3 "$RXECC_TOP/ci/lab/lab.py" scenario "$RXECC_TOP/ci/lab/incast.conf" "$dir/scenario.sh" \
 		"$dir/scenario.json" senders=2 rate="$(scaled_rate 10)mbit" duration="$(scaled_time 12)" \
 		stagger="$(scaled_time 4)" probe=off modes=dcqcn || return 1
-	# RXECC_TOP=$RXECC_TOP puts it in lab.sh's environment; the path uses the same value.
-	# shellcheck disable=SC2097,SC2098
+	# shellcheck disable=SC2097,SC2098 # RXECC_TOP=$RXECC_TOP: lab.sh's environment; the path uses the same value
 	RXECC_TOP=$RXECC_TOP LAB_OUT=$dir/raw bash "$RXECC_TOP/ci/guest/lab.sh" "$dir/scenario.sh" \
 		>"$dir/guest.log" 2>&1 ||
 		{ tail -n 20 "$dir/guest.log"; return 1; }

@@ -35,8 +35,7 @@ ktap_result "no RoCE socket in init_net, one per host namespace" sockets_per_ns
 
 BW="BW average[MB/sec]"
 LAT="t_typical[usec]"
-# read by name (pt's ${!gs} and ${!gc})
-# shellcheck disable=SC2034
+# shellcheck disable=SC2034 # read by name (pt's ${!gs} and ${!gc})
 G1=$(fabric_gid 1) G2=$(fabric_gid 2) G1v6=$(fabric_gid 1 6) G2v6=$(fabric_gid 2 6)
 # pt NAME TOOL COLUMN FAMILY ARGS...: perftest from h1 (client) to h2
 # (server) through the switch; FAMILY 4 or 6 picks the GID, empty leaves it

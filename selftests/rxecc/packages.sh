@@ -95,7 +95,6 @@ ktap_result "rxecc-utils: the tool shows the device; man page and completion" pa
 ktap_result "tc qdisc add ... pfc autoloads sch_pfc" \
 	bash -c '! [ -d /sys/module/sch_pfc ] && tc qdisc add dev d1 root pfc && [ -d /sys/module/sch_pfc ] &&
 		/usr/sbin/rxecc qdisc show dev d1 | grep -q "^qdisc pfc" && tc qdisc del dev d1 root'
-# shellcheck disable=SC2016 # expanded by the inner bash -c, not here
 ktap_result "the modules unload" \
 	bash -c 'rdma link delete x0 && modprobe -r sch_pfc rdma_rxecc &&
 		! [ -d /sys/module/rdma_rxecc ] && ! [ -d /sys/module/sch_pfc ]'

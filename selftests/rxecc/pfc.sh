@@ -471,8 +471,7 @@ hops() {
 		# shellcheck disable=SC2086 # intended splitting of the port's words (switch, port, tbf options)
 		set -- $s
 		fabric_sw_in "$1" tc qdisc del dev "$2" root 2>/dev/null
-		# $HOP_QUEUE and the marking are option words: split on purpose
-		# shellcheck disable=SC2046,SC2086
+		# shellcheck disable=SC2046,SC2086 # $HOP_QUEUE and the marking are option words: split on purpose
 		fabric_sw_in "$1" "$T" qdisc add dev "$2" "${@:3}" pfc 0x08 $HOP_QUEUE \
 			$([ "$2" = swp5 ] && echo "$mark" || echo "kmax 0") || return 1
 	done

@@ -167,7 +167,8 @@ class Run {
     static constexpr uint32_t kGatherTag = 0x80000000U;
 
     std::span<float> floats(size_t off, size_t count) {
-        return {reinterpret_cast<float*>(mesh_.buf() + off), count};  // NOLINT(*-reinterpret-cast)
+        // NOLINTNEXTLINE(*-reinterpret-cast): the buffer's bytes as floats
+        return {reinterpret_cast<float*>(mesh_.buf() + off), count};
     }
 
     double allreduce(size_t count, size_t& wrong) {

@@ -7,12 +7,12 @@
 #ifndef RXECC_DCQCN_HOST_H
 #define RXECC_DCQCN_HOST_H
 
-#include <stdbool.h> /* NOLINT(modernize-deprecated-headers) */
-#include <stddef.h>  /* NOLINT(modernize-deprecated-headers) */
-#include <stdint.h>  /* NOLINT(modernize-deprecated-headers) */
+#include <stdbool.h> /* NOLINT(modernize-deprecated-headers): a C header */
+#include <stddef.h>  /* NOLINT(modernize-deprecated-headers): a C header */
+#include <stdint.h>  /* NOLINT(modernize-deprecated-headers): a C header */
 
-typedef uint8_t u8;   /* NOLINT(modernize-use-using) */
-typedef uint32_t u32; /* NOLINT(modernize-use-using) */
-typedef uint64_t u64; /* NOLINT(modernize-use-using) */
+typedef uint8_t u8;   /* NOLINT(modernize-use-using): a C header */
+typedef uint32_t u32; /* NOLINT(modernize-use-using): a C header */
+typedef uint64_t u64; /* NOLINT(modernize-use-using): a C header */
 
 #endif /* RXECC_DCQCN_HOST_H */

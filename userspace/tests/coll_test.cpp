@@ -7,9 +7,8 @@
 #include "collective.hpp"
 #include "report.hpp"
 
-using namespace rxecc::coll;  // NOLINT(google-build-using-namespace)
+using namespace rxecc::coll;
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(CollChunks, CoverTheBufferOnce) {
     for (unsigned n : {2U, 3U, 7U, 8U}) {
         for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{1000}}) {
@@ -27,7 +26,6 @@ TEST(CollChunks, CoverTheBufferOnce) {
 
 // The schedule run among n simulated ranks (each step's chunk taken from the
 // left neighbour's buffer as it was before the step) gives every rank the sum.
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(CollRing, ScheduleSumsEverything) {
     for (unsigned n : {2U, 3U, 4U, 5U, 8U}) {
         const size_t count = 37;
@@ -60,7 +58,6 @@ TEST(CollRing, ScheduleSumsEverything) {
     }
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(CollData, ExpectedIsTheSumAndChecksCatchAnError) {
     for (unsigned n : {2U, 64U}) {
         for (size_t i : {size_t{0}, size_t{250}, size_t{1000000}}) {
@@ -135,7 +132,6 @@ TEST(CollReport, OptionNumbersAreCheckedWhole) {
 
 // Every write lands inside its half of the receive area, the gather rows
 // after it, and the buffer ends with the last row.
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(CollLayout, EverythingFitsWhereItBelongs) {
     for (unsigned n : {2U, 3U, 8U, 64U}) {
         const Layout lay{1 << 20, n, 20};

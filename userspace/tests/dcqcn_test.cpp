@@ -234,8 +234,6 @@ TEST(DcqcnParams, EveryDescriptorIsNamedAndFindable) {
 }
 
 // rp_ai_rate (Mbit/s, the mlx5 name) and rp_ai_rate_kbps are one value.
-// Many EXPECTs, one straight path: gtest's macros count as branches.
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(DcqcnParams, RatesInMbitAndKbitAreOneValue) {
     const std::vector<std::string> rates = {"rp_ai_rate", "rp_hai_rate", "rp_max_rate",
                                             "rp_min_rate", "rp_rate_to_set_on_first_cnp"};
@@ -268,8 +266,6 @@ TEST(DcqcnParams, RatesInMbitAndKbitAreOneValue) {
 
 // The paper's values at 40 Gbit/s, scaled to 50 Mbit/s (k = 800), 1 Gbit/s
 // (k = 40) and back to 40 Gbit/s (k = 1): docs/dcqcn.md's table.
-// Many EXPECTs, one straight path: gtest's macros count as branches.
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(DcqcnParams, ScaledPaperProfileKeepsPacketTimesAndLineFractions) {
     struct Row {
         std::uint64_t line_kbps;
@@ -307,8 +303,6 @@ TEST(DcqcnParams, ScaledPaperProfileKeepsPacketTimesAndLineFractions) {
 
 // The lab's profile: the paper's at 25 Mbit/s (k = 1600) with its clocks 16
 // times faster: times x100, the byte counter / 16, rates / 1600 as without.
-// Many EXPECTs, one straight path: gtest's macros count as branches.
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(DcqcnParams, SpeedupDividesTimesAndByteCounterOnly) {
     rxecc_dcqcn_params slow{};
     rxecc_dcqcn_params fast{};
@@ -334,8 +328,6 @@ TEST(DcqcnParams, SpeedupDividesTimesAndByteCounterOnly) {
     EXPECT_EQ(std::memcmp(&zero, &slow, sizeof(zero)), 0);
 }
 
-// Many EXPECTs, one straight path: gtest's macros count as branches.
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(DcqcnParams, ScaledTimesStayInRangeAndLabCannotBeScaled) {
     rxecc_dcqcn_params p{};
     // mlx5 (100 Gbit/s) at 1 Mbit/s: k = 100000; 300 us would be 30 s.
@@ -786,8 +778,6 @@ TEST(DcqcnPace, LateWakeUpsAreMadeUp) {
 
 // Lateness beyond RXECC_PACE_LATE_NS is lost, and a packet that was not held
 // back (the QP had nothing to send) makes up only RXECC_PACE_CREDIT_NS.
-// Many EXPECTs, one straight path: gtest's macros count as branches.
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(DcqcnPace, LatenessIsMadeUpOnlyWithinItsCredit) {
     const std::uint64_t kbps = 8'000;  // 1000 B = 1 ms
     rxecc_dcqcn_pace pc{};
@@ -812,7 +802,6 @@ TEST(DcqcnPace, LatenessIsMadeUpOnlyWithinItsCredit) {
 // Catching up ends where the last packet's time does: a packet that goes
 // 1 ns before that keeps the late credit, one that goes at it has the idle
 // credit (and what it cannot make up counts as idle).
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(DcqcnPace, CatchingUpEndsWithTheLastPacketsTime) {
     const std::uint64_t kbps = 8'000;  // 1000 B = 1 ms
     const auto woken_late = [](rxecc_dcqcn_pace& pc) {
@@ -836,7 +825,6 @@ TEST(DcqcnPace, CatchingUpEndsWithTheLastPacketsTime) {
 // The packets that follow a late wake-up at once (the QP catching up) keep
 // its credit: a wake-up 3 ms after the packet was due, at 1 ms per packet,
 // loses nothing.
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(DcqcnPace, CatchingUpKeepsTheLateCredit) {
     const std::uint64_t kbps = 8'000;  // 1000 B = 1 ms
     rxecc_dcqcn_pace pc{};
@@ -859,7 +847,6 @@ TEST(DcqcnPace, CatchingUpKeepsTheLateCredit) {
 // A held packet makes up RXECC_PACE_LATE_NS at most: a wake-up 8 ms late
 // loses 3 ms, counted as late, and the packets that catch up after it keep
 // the schedule from there.
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(DcqcnPace, LateWakeUpLosesWhatIsBeyondTheCredit) {
     const std::uint64_t kbps = 8'000;  // 1000 B = 1 ms
     rxecc_dcqcn_pace pc{};
@@ -881,7 +868,6 @@ TEST(DcqcnPace, LateWakeUpLosesWhatIsBeyondTheCredit) {
 
 // An idle gap after a late wake-up is idle, not catching up: the next
 // packet makes up only the idle credit, and the gap counts as idle.
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(DcqcnPace, IdleAfterALateWakeUpIsIdle) {
     const std::uint64_t kbps = 8'000;  // 1000 B = 1 ms
     rxecc_dcqcn_pace pc{};
@@ -1232,7 +1218,6 @@ TEST(DcqcnSim, LabScenarioSeriesConvergesToTheFairShare) {
 // Senders that join one at a time and leave in reverse order (the lab's
 // `stagger`): each sends only from its start to its stop, and the rates
 // follow the fair share of the senders present, C/n at every step.
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(DcqcnSim, SendersJoinAndLeaveAndTheRatesFollowTheirNumber) {
     auto cfg = lab_config();
     cfg.start_ms = {0, 8000, 16000};

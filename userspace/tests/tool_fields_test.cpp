@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "client.hpp"
 #include "format.hpp"
+#include "netlink_client.hpp"
 #include "qdisc.hpp"
 #include "tool_test_util.hpp"
 
@@ -65,8 +65,6 @@ TEST(ToolFields, QdiscKeysInJsonAndText) {
     EXPECT_TRUE(has_word(t, "netdev"));
 }
 
-// Many EXPECTs, one straight path: gtest's macros count as branches.
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(ToolFields, DeviceSettingsKeysInJsonAndText) {
     Config c;
     c.dev = DevId{3, "rxecc0", "veth0"};
@@ -97,10 +95,7 @@ TEST(ToolFields, CountersKeysInJsonAndText) {
 
 // Every option of a qdisc table is settable at both ends of its range and
 // refused one past them, with one line naming it, the value and the range.
-// Many EXPECTs, one straight path: gtest's macros count as branches.
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(ToolFields, QdiscOptionRanges) {
-    // NOLINTNEXTLINE(readability-function-cognitive-complexity)
     auto walk = [](auto fields) {
         for (const auto& f : fields) {
             if (f.option.empty()) continue;
@@ -136,8 +131,6 @@ TEST(ToolFields, QdiscOptionRanges) {
 }
 
 // The bugs of issue 22: times past 32 bits of ns, count 0, two byte parsers.
-// Many EXPECTs, one straight path: gtest's macros count as branches.
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(ToolFields, ParsedValuesInRange) {
     // delay 5s was 5e9 ns: 0.705 s in 32 bits. The kernel takes up to 1 s.
     EXPECT_EQ(code_of([] {

@@ -39,7 +39,6 @@ std::vector<unsigned> bytes(const std::array<std::byte, N>& a) {
 
 Hello sample_hello() { return {kMagic, kVersion, 2, 0, 0, 1, 64, 64, 0, 0x0102030405060708ULL}; }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(VerbsProtocol, HelloIsLittleEndianAtItsOffsets) {
     const auto b = bytes(encode(sample_hello()));
     const std::vector<unsigned> want = {
@@ -53,7 +52,6 @@ TEST(VerbsProtocol, HelloIsLittleEndianAtItsOffsets) {
     EXPECT_EQ(b, want);
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(VerbsProtocol, HelloRoundTrip) {
     const Hello h{kMagic, kVersion, 1, kAllOps, 0xaa, 256, 1U << 20U, 7, 0, ~uint64_t{0} - 5};
     const auto wire = encode(h);
@@ -76,7 +74,6 @@ TEST(VerbsProtocol, HelloRoundTrip) {
     EXPECT_THROW(decode_hello(std::span(wire).first(31)), Error);
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(VerbsProtocol, WelcomeRoundTripAndBytes) {
     const Welcome w{0x1122334455667788ULL, 0x99aabbccddeeff00ULL, 0x01020304, 131072};
     const auto wire = encode(w);
@@ -91,7 +88,6 @@ TEST(VerbsProtocol, WelcomeRoundTripAndBytes) {
     EXPECT_THROW(decode_welcome(std::span(wire).first(23)), Error);
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(VerbsProtocol, CtlRoundTripAndCounts) {
     const Counts n{10, 20000, 1, 2, 3, 4};
     const Ctl r = result_ctl(n);
@@ -157,7 +153,6 @@ TEST(VerbsProtocol, QpPathJsonKeys) {
         R"({"cm_dst_port":18515,"cm_src_port":40000,"flow_label":1048575,"qpn":17,"remote_qpn":18})");
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(VerbsProtocol, WidenPicksTheNearestNumber) {
     constexpr uint64_t k32 = uint64_t{1} << 32U;
     EXPECT_EQ(widen(0, 0), 0U);
@@ -181,7 +176,6 @@ TEST(VerbsProtocol, WidenPicksTheNearestNumber) {
     EXPECT_EQ(widen(0, static_cast<uint32_t>(k32 + 3)), 3U);
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(VerbsServer, CheckHello) {
     const Options verify = parse_options({"client", "h", "--count", "1", "--depth", "256"});
     const Options ping =
@@ -215,7 +209,6 @@ TEST(VerbsServer, CheckHello) {
     bad([](Hello& h) { h.only = 4; });
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(VerbsServer, LayoutIsContiguousAndDisjoint) {
     Hello h = sample_hello();
     h.depth = 4;
@@ -270,7 +263,6 @@ std::vector<uint64_t> visible(const Schedule& s, uint64_t end) {
     return v;
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(VerbsArrivals, InOrder) {
     const Schedule s(5, 4096, 8192);
     const std::vector<uint64_t> v = visible(s, 200);
@@ -287,7 +279,6 @@ TEST(VerbsArrivals, InOrder) {
     EXPECT_EQ(a.duplicated(), 0U);
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(VerbsArrivals, GapIsLostOnlyForVisibleMessages) {
     const Schedule s(5, 4096, 8192);
     const std::vector<uint64_t> v = visible(s, 200);
@@ -303,7 +294,6 @@ TEST(VerbsArrivals, GapIsLostOnlyForVisibleMessages) {
     EXPECT_EQ(a.duplicated(), 0U);
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(VerbsArrivals, RepeatIsDuplicate) {
     const Schedule s(3, 64, 128, Op::send, 64);  // ping: every message visible
     Arrivals a(s);
@@ -319,7 +309,6 @@ TEST(VerbsArrivals, RepeatIsDuplicate) {
     EXPECT_EQ(a.duplicated(), 2U);
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(VerbsArrivals, ReorderIsOneLostAndOneDuplicate) {
     const Schedule s(3, 64, 128, Op::send, 64);
     Arrivals a(s);

@@ -40,7 +40,6 @@ TEST(VerbsPattern, DetectsOneFlippedByteAndStaleData) {
     EXPECT_TRUE(first_mismatch(zero, kReadStream, 5).has_value());
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(VerbsSchedule, SameSeedSameSteps) {
     const Schedule a(9, 65536, 131072);
     const Schedule b(9, 65536, 131072);
@@ -55,7 +54,6 @@ TEST(VerbsSchedule, SameSeedSameSteps) {
     EXPECT_GT(differ, 150);
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(VerbsSchedule, MixCoversOpsSizesAndBounds) {
     const uint32_t max = 65536;
     const uint32_t rlen = 2 * max;
@@ -84,7 +82,6 @@ TEST(VerbsSchedule, MixCoversOpsSizesAndBounds) {
     EXPECT_GT(multi, 1000);
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(VerbsSchedule, OnlyAndFixedSizeAndNextVisible) {
     const Schedule ping(3, 64, 128, Op::send, 64);
     for (uint64_t q = 0; q < 50; ++q) {
@@ -108,7 +105,6 @@ TEST(VerbsSchedule, OnlyAndFixedSizeAndNextVisible) {
 
 Options parse(std::initializer_list<std::string> a) { return parse_options({a}); }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(VerbsOptions, ClientAndServer) {
     const Options c = parse({"client", "10.0.0.1", "--count", "100", "--op", "read", "--seed", "77",
                              "--tos", "106", "--ack-timeout", "14", "-p", "2000"});

@@ -35,7 +35,7 @@ std::string text_value(Show show, uint64_t v) {
         case Show::onoff:
             return v != 0 ? "on" : "off";
         case Show::mask:
-            std::snprintf(buf.data(), buf.size(), "0x%02x",  // NOLINT(*-vararg)
+            std::snprintf(buf.data(), buf.size(), "0x%02x",  // NOLINT(*-vararg): snprintf
                           static_cast<unsigned>(v));
             return buf.data();
         case Show::qp_type:
@@ -45,7 +45,7 @@ std::string text_value(Show show, uint64_t v) {
         case Show::trust:
             return v == 1 ? "pcp" : "dscp";
         case Show::handle:
-            std::snprintf(buf.data(), buf.size(), "%x:",  // NOLINT(*-vararg)
+            std::snprintf(buf.data(), buf.size(), "%x:",  // NOLINT(*-vararg): snprintf
                           static_cast<unsigned>(v >> 16U));
             return buf.data();
         case Show::ns_as_us:

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "client.hpp"
 #include "fields.hpp"
+#include "netlink_client.hpp"
 
 namespace rxecc::tool {
 

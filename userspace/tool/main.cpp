@@ -18,16 +18,17 @@
 #include <vector>
 
 #include "cli.hpp"
-#include "client.hpp"
 #include "errors.hpp"
 #include "format.hpp"
 #include "metrics.hpp"
+#include "netlink_client.hpp"
 #include "qdisc.hpp"
 
 namespace rxecc::tool {
 namespace {
 
-volatile std::sig_atomic_t g_stop = 0;  // NOLINT(*-avoid-non-const-global-variables)
+// NOLINTNEXTLINE(*-avoid-non-const-global-variables): the signal handler's flag
+volatile std::sig_atomic_t g_stop = 0;
 
 void on_signal(int /*sig*/) { g_stop = 1; }
 
@@ -39,7 +40,7 @@ double now_s() {
 
 std::string stamp() {
     std::array<char, 16> buf{};
-    std::snprintf(buf.data(), buf.size(), "[%9.3f]", now_s());  // NOLINT(*-vararg)
+    std::snprintf(buf.data(), buf.size(), "[%9.3f]", now_s());  // NOLINT(*-vararg): snprintf
     return buf.data();
 }
 
@@ -189,7 +190,7 @@ void metrics(const Command& cmd) {
 // nothing from sysfs, so unlike `ip netns exec` nothing is remounted.
 void enter_netns(const std::string& name) {
     const std::string path = name.find('/') == std::string::npos ? "/run/netns/" + name : name;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);  // NOLINT(*-vararg)
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);  // NOLINT(*-vararg): open(2)
     if (fd < 0) {
         const int err = errno;
         throw Error(err == EACCES ? Exit::permission : Exit::system,
@@ -275,7 +276,7 @@ int run(const Command& cmd) {
 int main(int argc, char** argv) {
     using rxecc::tool::Error;
     try {
-        const std::vector<std::string> args(argv + 1, argv + argc);  // NOLINT(*-pointer-arithmetic)
+        const std::vector<std::string> args(argv + 1, argv + argc);
         return rxecc::tool::run(rxecc::tool::parse_command(args));
     } catch (const Error& e) {
         std::cerr << "rxecc: " << e.what() << "\n";

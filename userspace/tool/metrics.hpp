@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "client.hpp"
+#include "netlink_client.hpp"
 #include "qdisc.hpp"
 
 namespace rxecc::tool {

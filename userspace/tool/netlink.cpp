@@ -11,7 +11,7 @@
 
 // Netlink messages are byte buffers read through the kernel's header
 // structs; libmnl's API is built on these casts.
-// NOLINTBEGIN(cppcoreguidelines-pro-type-reinterpret-cast)
+// NOLINTBEGIN(*-reinterpret-cast): libmnl's API is built on these casts
 
 namespace rxecc::tool::nl {
 namespace {
@@ -20,7 +20,7 @@ constexpr size_t kTxSize = 8192;
 constexpr size_t kRxSize = 65536;
 
 [[noreturn]] void sys_error(const std::string& what) {
-    throw Error(Exit::system, what + ": " + std::strerror(errno));  // NOLINT(concurrency-mt-unsafe)
+    throw Error(Exit::system, what + ": " + std::strerror(errno));
 }
 
 struct ExtAck {
@@ -324,4 +324,4 @@ std::string get_str(const nlattr* a) {
 
 }  // namespace rxecc::tool::nl
 
-// NOLINTEND(cppcoreguidelines-pro-type-reinterpret-cast)
+// NOLINTEND(*-reinterpret-cast)

@@ -16,7 +16,8 @@
 namespace rxecc::tool {
 namespace {
 
-__extension__ typedef unsigned __int128 u128;  // NOLINT(modernize-use-using)
+// NOLINTNEXTLINE(modernize-use-using): __extension__ needs typedef
+__extension__ typedef unsigned __int128 u128;
 
 Unit unit_of(std::string_view u) {
     if (u == "bool") return Unit::boolean;
@@ -31,7 +32,7 @@ Unit unit_of(std::string_view u) {
 std::vector<Knob> make_knobs() {
     std::vector<Knob> all;
     for (unsigned int i = 0; i < rxecc_dcqcn_num_params; ++i) {
-        const auto& d = rxecc_dcqcn_param_descs[i];  // NOLINT(*-pro-bounds-*)
+        const auto& d = rxecc_dcqcn_param_descs[i];
         all.push_back({d.name, unit_of(d.unit), d.unit, d.min, d.max, static_cast<int>(i),
                        static_cast<uint16_t>(i + 1)});
     }
@@ -310,7 +311,7 @@ std::string format_value(const Knob& knob, uint32_t value) {
     switch (knob.unit) {
         case Unit::prio_mask: {
             std::array<char, 8> buf{};
-            std::snprintf(buf.data(), buf.size(), "0x%02x", value);  // NOLINT(*-vararg)
+            std::snprintf(buf.data(), buf.size(), "0x%02x", value);  // NOLINT(*-vararg): snprintf
             return buf.data();
         }
         case Unit::ecn:
@@ -345,7 +346,7 @@ std::string format_kbps(uint64_t kbps) {
         if (kbps < s.div) continue;
         std::array<char, 32> buf{};
         const double v = static_cast<double>(kbps) / static_cast<double>(s.div);
-        std::snprintf(buf.data(), buf.size(), "%.4g %s", v, s.unit);  // NOLINT(*-vararg)
+        std::snprintf(buf.data(), buf.size(), "%.4g %s", v, s.unit);  // NOLINT(*-vararg): snprintf
         return buf.data();
     }
     return std::to_string(kbps) + " kbit/s";

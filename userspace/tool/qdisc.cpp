@@ -213,8 +213,8 @@ void decode_stats(const nlattr* stats, QdiscInfo& q) {
         std::memcpy(&x, mnl_attr_get_payload(a),
                     std::min<size_t>(mnl_attr_get_payload_len(a), sizeof(x)));
         for (size_t p = 0; p < TC_PFC_NUM_PRIO; ++p) {
-            q.prio.at(p).stats = x.prio[p];  // NOLINT(*-constant-array-index)
-            q.prio.at(p).wd = x.wd[p];       // NOLINT(*-constant-array-index)
+            q.prio.at(p).stats = x.prio[p];
+            q.prio.at(p).wd = x.wd[p];
         }
         q.pfc_tx_errors = x.pfc_tx_errors;
         q.pfc_rx_ignored = x.pfc_rx_ignored;
@@ -254,7 +254,7 @@ Error explain_qdisc(const nl::KernelError& err, const nl::Message& req, const st
                 name = option_of(qdisc_prio_fields(), path[2] & NLA_TYPE_MASK);
         }
     }
-    std::string why = err.msg.empty() ? std::strerror(err.err) : err.msg;  // NOLINT(*-mt-unsafe)
+    std::string why = err.msg.empty() ? std::strerror(err.err) : err.msg;
     if (!name.empty() && why.find(name) == std::string::npos) why = name + ": " + why;
     const std::string line = "qdisc on '" + netdev + "': " + why;
     switch (err.err) {

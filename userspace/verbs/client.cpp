@@ -26,7 +26,7 @@ namespace rxecc::verbs {
 
 namespace {
 
-// NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables)
+// NOLINTNEXTLINE(*-avoid-non-const-global-variables): the signal handler's flag
 volatile std::sig_atomic_t g_stop = 0;
 
 }  // namespace
@@ -331,7 +331,8 @@ int run_client(const Options& o) {
         if (dst.ss_family != AF_INET6) {
             throw Error("--flow-label: " + o.addr + " is not an IPv6 address");
         }
-        auto* src6 = reinterpret_cast<sockaddr_in6*>(&src);  // NOLINT(*-reinterpret-cast)
+        // NOLINTNEXTLINE(*-reinterpret-cast): sockaddr casts
+        auto* src6 = reinterpret_cast<sockaddr_in6*>(&src);
         src6->sin6_family = AF_INET6;
         src6->sin6_addr = in6addr_any;
         src6->sin6_flowinfo = htonl(*o.flow_label);

@@ -12,9 +12,7 @@
 
 namespace rxecc::verbs {
 
-std::string errstr(const std::string& what, int err) {
-    return what + ": " + std::strerror(err);  // NOLINT(concurrency-mt-unsafe)
-}
+std::string errstr(const std::string& what, int err) { return what + ": " + std::strerror(err); }
 
 double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
@@ -120,10 +118,10 @@ void Conn::post_send(uint64_t wr_id, ibv_wr_opcode opcode, size_t off, uint32_t 
     wr.num_sge = len != 0 ? 1 : 0;
     wr.opcode = opcode;
     if (imm) {
-        wr.imm_data = htonl(*imm);  // NOLINT(cppcoreguidelines-pro-type-union-access)
+        wr.imm_data = htonl(*imm);  // NOLINT(*-union-access): verbs' C unions
     }
-    wr.wr.rdma.remote_addr = raddr;  // NOLINT(cppcoreguidelines-pro-type-union-access)
-    wr.wr.rdma.rkey = rkey;          // NOLINT(cppcoreguidelines-pro-type-union-access)
+    wr.wr.rdma.remote_addr = raddr;  // NOLINT(*-union-access): verbs' C unions
+    wr.wr.rdma.rkey = rkey;          // NOLINT(*-union-access): verbs' C unions
     if (const int e = ibv_post_send(id_->qp, &wr, &bad); e != 0) {
         throw Error(errstr("ibv_post_send", e));
     }
@@ -218,7 +216,7 @@ std::string wc_text(const ibv_wc& wc) {
 }
 
 uint32_t imm_of(const ibv_wc& wc) {
-    return ntohl(wc.imm_data);  // NOLINT(cppcoreguidelines-pro-type-union-access)
+    return ntohl(wc.imm_data);  // NOLINT(*-union-access): verbs' C unions
 }
 
 QpPath qp_path(rdma_cm_id* id) {
@@ -249,11 +247,11 @@ sockaddr_storage resolve(const std::string& host, uint16_t port) {
 }
 
 sockaddr* sa(sockaddr_storage& ss) {
-    return reinterpret_cast<sockaddr*>(&ss);  // NOLINT(*-reinterpret-cast)
+    return reinterpret_cast<sockaddr*>(&ss);  // NOLINT(*-reinterpret-cast): sockaddr casts
 }
 
 std::span<const std::byte> private_data(const rdma_cm_event& ev, size_t need) {
-    const rdma_conn_param& conn = ev.param.conn;  // NOLINT(cppcoreguidelines-pro-type-union-access)
+    const rdma_conn_param& conn = ev.param.conn;  // NOLINT(*-union-access): verbs' C unions
     if (conn.private_data == nullptr || conn.private_data_len < need) {
         throw Error("the peer's connection data is missing or short");
     }

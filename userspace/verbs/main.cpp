@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
         const std::vector<std::string> args(argv + 1, argv + argc);
         const Options o = parse_options(args);
         struct sigaction sa {};
-        sa.sa_handler = on_stop_signal;  // NOLINT(cppcoreguidelines-pro-type-union-access)
+        sa.sa_handler = on_stop_signal;  // NOLINT(*-union-access): sigaction's C union
         sigaction(SIGINT, &sa, nullptr);
         sigaction(SIGTERM, &sa, nullptr);
         return o.server ? run_server(o) : run_client(o);

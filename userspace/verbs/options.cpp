@@ -70,7 +70,7 @@ Op op_from(const std::string& v) {
 
 }  // namespace
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): a flat option parser
 Options parse_options(const std::vector<std::string>& args) {
     Options o;
     if (args.empty() || (args[0] != "server" && args[0] != "client")) {

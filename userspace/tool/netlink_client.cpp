@@ -1,4 +1,4 @@
-#include "client.hpp"
+#include "netlink_client.hpp"
 
 #include <linux/genetlink.h>
 #include <rdma/rxecc_netlink.h>
@@ -116,7 +116,7 @@ Config decode_config(const nlmsghdr* nlh) {
     if (const nlattr* a = tb[RXECC_ATTR_DSCP2PRIO];
         a != nullptr && mnl_attr_get_payload_len(a) == kDscpCount) {
         const auto* p = static_cast<const uint8_t*>(mnl_attr_get_payload(a));
-        c.dscp2prio.assign(p, p + kDscpCount);  // NOLINT(*-pointer-arithmetic)
+        c.dscp2prio.assign(p, p + kDscpCount);
     }
     return c;
 }
@@ -173,7 +173,7 @@ Error explain(const nl::KernelError& err, const nl::Message& req,
         name = attr_name(path);
     }
     // The kernel's message, or the errno's text.
-    std::string why = err.msg.empty() ? std::strerror(err.err) : err.msg;  // NOLINT(*-mt-unsafe)
+    std::string why = err.msg.empty() ? std::strerror(err.err) : err.msg;
     // Messages about the device start with the attribute (a dump's error
     // carries no offset): say which device instead.
     bool about_dev = name == "dev" || name == "dev index";
