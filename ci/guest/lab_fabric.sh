@@ -224,7 +224,7 @@ ecmp_routes() {
 }
 
 # ecmp_arrange DIR: placement = arranged: the flows (FLOWS) chosen from
-# where lf1's FIB sends each host pair (ci/lab/ecmp.py arrange; DIR/routes,
+# where lf1's FIB sends each host pair (ci/lab/ecmp_arrange.py; DIR/routes,
 # DIR/arranged). The address hash of the 16 host pairs is fixed for the
 # boot; when its halves allow no arrangement (about 1 boot in 20), the two
 # next hops' weights move the boundary between them (1:2, 2:1, ...) until
@@ -243,7 +243,7 @@ ecmp_arrange() {
 		done
 		# every one of the 16 host pairs, or no arrangement
 		[ "$(grep -cE '^[1-4] [5-8] sp[12]$' "$dir/routes")" = 16 ] || return 1
-		if python3 "$RXECC_TOP/ci/lab/ecmp.py" arrange "$dir/routes" >"$dir/arranged" 2>"$dir/arrange.err"; then
+		if python3 "$RXECC_TOP/ci/lab/ecmp_arrange.py" "$dir/routes" >"$dir/arranged" 2>"$dir/arrange.err"; then
 			echo "$w" >"$dir/weights"
 			FLOWS=$(cut -d' ' -f1 "$dir/arranged" | tr '\n' ' ')
 			return 0
