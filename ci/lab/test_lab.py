@@ -780,12 +780,14 @@ class Report(unittest.TestCase):
             f.write("h1 np_cnp_sent 10\nh2 rp_cnp_handled 1\nh3 rp_cnp_handled 2\n"
                     "h2 completer_retry_err 0\nh2 rx_prio3_pause_duration 1000\n"
                     "h2 rp_pace_late_us 5000\nh3 rp_pace_late_us 0\n"
-                    "h2 rp_pace_idle_us 0\nh3 rp_pace_idle_us 0\n")
+                    "h2 rp_pace_idle_us 0\nh3 rp_pace_idle_us 0\n"
+                    "h2 rp_tx_deferred 100\nh3 rp_tx_deferred 0\n")
         with open(os.path.join(d, "after.txt"), "w", encoding="utf-8") as f:
             f.write("h1 np_cnp_sent 30\nh2 rp_cnp_handled 11\nh3 rp_cnp_handled 12\n"
                     "h2 completer_retry_err 4\nh2 rx_prio3_pause_duration 5000\n"
                     "h2 rp_pace_late_us 155000\nh3 rp_pace_late_us 50000\n"
-                    "h2 rp_pace_idle_us 20000\nh3 rp_pace_idle_us 0\n")
+                    "h2 rp_pace_idle_us 20000\nh3 rp_pace_idle_us 0\n"
+                    "h2 rp_tx_deferred 130\nh3 rp_tx_deferred 12\n")
         with open(os.path.join(d, "trace.txt"), "w", encoding="utf-8") as f:
             f.write("  kworker-1 [000] ..s1. 50.100000: rxecc_rate: dev=h2 qpn=17 event=cut "
                     "rc=500000 rt=1000000 alpha=1024 t_stage=0 bc_stage=0\n"
@@ -832,6 +834,9 @@ class Report(unittest.TestCase):
             self.assertEqual((pfc["pfc_xoff"], pfc["pfc_xon"], pfc["ecn_marks"]), (30, 10, 7))
             self.assertEqual((pfc["cnp_sent"], pfc["cnp_handled"], pfc["retransmissions"]), (20, 20, 4))
             self.assertEqual(pfc["senders_paused_ms"], 4)
+            # the packets the senders' rate limiters held back (the port counter's name)
+            self.assertEqual(pfc["rp_tx_deferred"], 42)
+            self.assertNotIn("limiter_deferred", pfc)
             # 200 ms late and 20 ms idle of the two senders' 2 s under load
             self.assertEqual((both["pace_late_pct"], both["pace_idle_pct"]), (10.0, 1.0))
             self.assertEqual(pfc["probe"]["samples"], 1000)

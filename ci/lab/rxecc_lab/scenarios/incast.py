@@ -65,7 +65,7 @@ def analyse(raw, sc, mode):
               "cnp_handled": delta(hs, "rp_cnp_handled"),
               "retransmissions": delta(hs, "completer_retry_err"),
               "senders_paused_ms": round(delta(hs, f"rx_prio{prio}_pause_duration") / 1000),
-              "limiter_deferred": delta(hs, "rp_tx_deferred")})
+              "rp_tx_deferred": delta(hs, "rp_tx_deferred")})
     # the senders' time their pacers lost (late wake-ups; nothing to send),
     # in % of the senders' time under load (with `stagger` each sender's own,
     # first to last packet); absent from a guest without the counters
