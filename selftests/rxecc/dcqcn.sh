@@ -17,8 +17,8 @@
 #   - tracepoints;
 #   - make demo's guest script and report end to end, short, with senders
 #     that join and leave (the host simulation beside them).
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/fabric.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
+source "$(dirname "$0")/../../lib/shell/fabric.sh"
 need_root
 # On a slower kernel (RXECC_RATE_SCALE, make check-debug) the bottleneck is
 # slower, and so that the runs keep their length the transfers shrink with
@@ -165,7 +165,7 @@ captures_stop() {
 queue_delay() {
 	python3 - "$LOGDIR/$1.h2.pcap" "$LOGDIR/$1.h1.pcap" <<-'EOF'
 		import os, sys
-		sys.path.insert(0, os.path.join(os.environ["RXECC_TOP"], "selftests", "rxecc"))
+		sys.path.insert(0, os.path.join(os.environ["RXECC_TOP"], "lib", "python"))
 		from rxecc_measure import packets, percentile
 		def once(path):
 		    seen, dup = {}, set()
@@ -279,7 +279,7 @@ ktap_result "tshark: CNPs are 74 B, opcode 0x81, BECN, P_Key 0xffff, PSN 0, DSCP
 ecn_count() {
 	python3 - "$1" <<-'EOF'
 		import collections, os, sys
-		sys.path.insert(0, os.path.join(os.environ["RXECC_TOP"], "selftests", "rxecc"))
+		sys.path.insert(0, os.path.join(os.environ["RXECC_TOP"], "lib", "python"))
 		from rxecc_measure import frames, roce
 		c = collections.Counter((r.src, r.dst, r.opcode, r.ecn)
 		                        for r in (roce(p) for _, p in frames(sys.argv[1])) if r is not None)

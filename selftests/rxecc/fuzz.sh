@@ -20,8 +20,8 @@
 #   - PFC frames count per priority not enabled (ignored), as malformed or
 #     as not from the link partner (rejected), and pause only enabled
 #     priorities.
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/fabric.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
+source "$(dirname "$0")/../../lib/shell/fabric.sh"
 VERBS_SUMMARY=$LOGDIR/fuzz-summary.txt
 source "$(dirname "$0")/verbs.sh"
 need_root

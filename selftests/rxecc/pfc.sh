@@ -16,8 +16,8 @@
 #   - pause propagation through two switch hops, and a victim flow that shares
 #     the uplink but not the congested port, with PFC only and PFC + DCQCN.
 # The per-mode numbers go to the log and to $LOGDIR/pfc-report.txt.
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/fabric.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
+source "$(dirname "$0")/../../lib/shell/fabric.sh"
 need_root
 HERE=$(cd "$(dirname "$0")" && pwd)
 T=$RXECC_TOOL

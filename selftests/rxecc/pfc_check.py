@@ -26,7 +26,9 @@ import re
 import subprocess
 import sys
 
-import rxecc_measure
+# the measurement code shared with the lab (lib/python/)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib", "python"))
+import rxecc_measure  # noqa: E402  pylint: disable=wrong-import-position
 
 MBPS_PER_MBS = 8 * 1048576 / 1e6   # perftest's MB/sec is 2^20 bytes
 

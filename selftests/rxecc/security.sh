@@ -46,8 +46,8 @@
 #     exactly what they say, and the rules decide which is which;
 #   - PFC frames are sent only out of Ethernet ports: traffic that reaches a
 #     pfc port through a bridge device pauses nobody through it.
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/fabric.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
+source "$(dirname "$0")/../../lib/shell/fabric.sh"
 need_root
 HERE=$(cd "$(dirname "$0")" && pwd)
 T=$RXECC_TOOL

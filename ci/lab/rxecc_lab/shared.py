@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The measurement code the lab shares with the selftests (the capture
-reader and figures, the UDP source ports, the PFC timeline): this is the one
-place that knows where it lives; the rest of the lab imports it from here."""
+"""The measurement code the lab shares with the selftests (lib/python/:
+the capture reader and figures, the UDP source ports, the PFC timeline):
+this is the one place that knows where it lives; the rest of the lab imports it from here."""
 import os
 import sys
 
 from .common import TOP
 
-DIR = os.path.join(TOP, "selftests", "rxecc")
+DIR = os.path.join(TOP, "lib", "python")
 if DIR not in sys.path:
     sys.path.insert(0, DIR)
 
