@@ -96,8 +96,9 @@ good_config() {
 	fabric_sw "$T" qdisc show dev swp1
 	# one python3 for all the values (a start takes seconds in a guest)
 	fabric_sw "$T" -j qdisc show dev swp1 | python3 "$HERE/pfc_check.py" values "rate_bps 75000000" \
-		"pfc_enable 24" "link_mbps 1000" "delay_ns 50000" "quanta 1000" "limit 524288 3" "xoff 30000 3" "xon 10000 3" "headroom 60000 3" "kmin 5000 3" \
-		"kmax 40000 3" "pmax 50 3" "limit 524288 0" "xoff 65536 0" || return 1
+		"pfc_enable 24" "link_mbps 1000" "delay_ns 50000" "quanta 1000" "limit 524288 3" \
+		"xoff 30000 3" "xon 10000 3" "headroom 60000 3" "kmin 5000 3" "kmax 40000 3" "pmax 50 3" \
+		"limit 524288 0" "xoff 65536 0" || return 1
 	[ "$(fabric_sw tc -s class show dev swp1 | grep -c '^class pfc')" -eq 8 ] || return 1
 	fabric_sw tc qdisc del dev swp1 root || return 1
 	fabric_sw tc qdisc show dev swp1 | grep -q 'qdisc pfc' && return 1
