@@ -24,8 +24,8 @@ kept here:
              LAB_<KEY> is a scenario key; SCENARIO=NAME a file of ci/lab/.
   scenario   the keys of the lab's scenario files (ci/lab/*.conf, commented
              examples included), of docs/lab.md's key table and examples,
-             and LAB_<KEY> anywhere: keys ci/lab/lab.py accepts (its KEYS and
-             MODE_KEYS), dcqcn.NAME a parameter of the tool (rxecc(8));
+             and LAB_<KEY> anywhere: keys the lab accepts (KEYS and
+             MODE_KEYS of ci/lab/rxecc_lab/scenario.py), dcqcn.NAME a parameter of the tool (rxecc(8));
              docs/lab.md's key table lists every key with lab.py's default,
              and ci/lab/incast.conf lists every key, with its default.
   tool       `rxecc OBJECT VERB ...` in backticks or code blocks: OBJECT and
@@ -324,13 +324,19 @@ class Repo:
         return first.startswith("#!") and "sh" in first
 
     def _lab(self):
-        path = self.p("ci", "lab", "lab.py")
-        if not os.path.exists(path):
+        """The lab's scenario parser (ci/lab/rxecc_lab/scenario.py), imported
+        from this tree under a name of its own (its package's relative
+        imports resolved in the same tree)."""
+        pkg = self.p("ci", "lab", "rxecc_lab")
+        if not os.path.exists(os.path.join(pkg, "scenario.py")):
             return None
-        spec = importlib.util.spec_from_file_location("docs_check_lab", path)
+        name = f"docs_check_lab_{len(sys.modules)}"
+        spec = importlib.util.spec_from_file_location(name, os.path.join(pkg, "__init__.py"),
+                                                      submodule_search_locations=[pkg])
         mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
         spec.loader.exec_module(mod)
-        return mod
+        return importlib.import_module(f"{name}.scenario")
 
     def _tool(self):
         """rxecc(8): its objects, each one's verbs (required or not) and
@@ -583,7 +589,7 @@ def check_lab_override(repo, problems, doc_rel, n, name):
         return
     problems.count("scenario keys")
     if key not in repo.lab.KEYS:
-        problems.add(doc_rel, n, f"{name}: '{key}' is not a scenario key of ci/lab/lab.py")
+        problems.add(doc_rel, n, f"{name}: '{key}' is not a scenario key of ci/lab/rxecc_lab/scenario.py")
 
 
 def check_rxecc(repo, problems, doc_rel, n, words, k):
@@ -699,9 +705,9 @@ def check_scenario_lines(repo, problems, where, numbered):
             if repo.tool and repo.tool["params"] and not is_placeholder(name) and name not in repo.tool["params"]:
                 problems.add(where, n, f"{key}: '{name}' is not a parameter of rxecc dcqcn set (rxecc(8))")
         elif section is None and key not in lab.KEYS:
-            problems.add(where, n, f"'{key}' is not a scenario key of ci/lab/lab.py")
+            problems.add(where, n, f"'{key}' is not a scenario key of ci/lab/rxecc_lab/scenario.py")
         elif section is not None and key not in lab.MODE_KEYS:
-            problems.add(where, n, f"'{key}' is not a mode key of ci/lab/lab.py ({', '.join(lab.MODE_KEYS)})")
+            problems.add(where, n, f"'{key}' is not a mode key of ci/lab/rxecc_lab/scenario.py ({', '.join(lab.MODE_KEYS)})")
     return seen
 
 
@@ -749,19 +755,19 @@ def check_lab(repo, problems):
                 problems.count("scenario keys")
                 listed[key] = rn
                 if key not in lab.KEYS:
-                    problems.add(doc.rel, rn, f"'{key}' is not a scenario key of ci/lab/lab.py")
+                    problems.add(doc.rel, rn, f"'{key}' is not a scenario key of ci/lab/rxecc_lab/scenario.py")
             if col is not None and col < len(cells):
                 given = [v.strip() for v in cells[col].split(",")]
                 if len(given) == len(keys) and not any(k.startswith("dcqcn.") for k in keys):
                     for key, value in zip(keys, given):
                         if key in lab.KEYS and value != lab.KEYS[key][1]:
                             problems.add(doc.rel, rn, f"'{key}': default {value} in the table, "
-                                         f"{lab.KEYS[key][1]} in ci/lab/lab.py")
+                                         f"{lab.KEYS[key][1]} in ci/lab/rxecc_lab/scenario.py")
     if listed:
         for key in lab.KEYS:
             if key not in listed:
                 problems.add(doc.rel, min(listed.values()), f"the key table does not list the scenario key "
-                             f"'{key}' (ci/lab/lab.py)")
+                             f"'{key}' (ci/lab/rxecc_lab/scenario.py)")
     for n, content in doc.spans:
         if re.fullmatch(r"[a-z][a-z0-9_.]* = \S.*", content) and content != "key = value":
             check_scenario_any(repo, problems, doc.rel, n, content)
@@ -780,7 +786,7 @@ def check_scenario_any(repo, problems, where, n, content):
     if key.startswith("dcqcn."):
         check_scenario_lines(repo, problems, where, [(n, content)])
     elif key not in lab.KEYS and key not in lab.MODE_KEYS:
-        problems.add(where, n, f"'{key}' is neither a scenario key nor a mode key of ci/lab/lab.py")
+        problems.add(where, n, f"'{key}' is neither a scenario key nor a mode key of ci/lab/rxecc_lab/scenario.py")
 
 
 def check_comment(repo, problems, rel, n, text):

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Run the host unit tests (ctest in the userspace build folder: GoogleTest,
-# the Python unit tests of the lab and of selftests/rxecc/rxecc_measure.py,
+# the Python unit tests of the lab and of lib/python/rxecc_measure.py,
 # the tool's scripts) and print one result line per test, appended to
 # $RESULTS.
 set -uo pipefail

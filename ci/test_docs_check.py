@@ -40,7 +40,8 @@ FILES = {
         for k in SENDERS RATE; do echo "${!k:-}"; done
         echo "${RUNS:-1}"
         """,
-    "ci/lab/lab.py": """\
+    "ci/lab/rxecc_lab/__init__.py": "",
+    "ci/lab/rxecc_lab/scenario.py": """\
         KEYS = {"senders": (int, "3", "hosts"), "rate": (str, "25mbit", "Mbit/s"),
                 "transfer": (str, "2MiB", "ecmp: bytes")}
         MODE_KEYS = {"pfc": bool, "watchdog": int}
@@ -240,7 +241,7 @@ class FakeRepo(unittest.TestCase):
             f.write(text.replace("| `rate` | Mbit/s | 25mbit |", "| `rate` | Mbit/s | 50mbit |")
                     .replace("| `transfer` | bytes | 2MiB | ecmp |\n", "| `trasnfer` | bytes | 2MiB | ecmp |\n"))
         got = self.problems()
-        for fragment in ("'rate': default 50mbit in the table, 25mbit in ci/lab/lab.py",
+        for fragment in ("'rate': default 50mbit in the table, 25mbit in ci/lab/rxecc_lab/scenario.py",
                          "'trasnfer' is not a scenario key", "does not list the scenario key 'transfer'"):
             self.assertTrue(any(p.startswith("docs/lab.md:") and fragment in p for p in got), (fragment, got))
 

@@ -11,8 +11,8 @@
 #   memory: the kernel slab memory per QP while QP_MEMORY_QPS QPs exist.
 # Reports go to $BENCH_OUT/<round>/<rxe|rxecc>/<test>.log (and .value for a
 # number of the bench's own).
-# shellcheck source=../../selftests/rxecc/lib.sh
-source "$RXECC_TOP/selftests/rxecc/lib.sh"
+# shellcheck source=../../lib/shell/lib.sh
+source "$RXECC_TOP/lib/shell/lib.sh"
 ROUNDS=${ROUNDS:-5}
 BW_ITERS=${BW_ITERS:-3000}
 LAT_ITERS=${LAT_ITERS:-3000}

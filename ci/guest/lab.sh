@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Guest side of `make demo`, the congestion lab (ci/demo.sh). One guest, the
-# namespace fabric (selftests/rxecc/fabric.sh): senders h2..h(N+1) write to
+# namespace fabric (lib/shell/fabric.sh): senders h2..h(N+1) write to
 # h1 through the switch port swp1, the bottleneck (qdisc pfc at RATE, RED-style
 # ECN marking, PFC per mode); a probe host h(N+2) measures latency to h1
 # through the same port. The scenario (SCENARIO.sh, written by ci/lab/lab.py)
@@ -22,10 +22,10 @@
 #                      CLOCK_MONOTONIC)
 #   cI.log sI.log      the perftest clients and servers
 # Progress lines start with "lab:".
-# shellcheck source=../../selftests/rxecc/lib.sh
-source "$RXECC_TOP/selftests/rxecc/lib.sh"
-# shellcheck source=../../selftests/rxecc/fabric.sh
-source "$RXECC_TOP/selftests/rxecc/fabric.sh"
+# shellcheck source=../../lib/shell/lib.sh
+source "$RXECC_TOP/lib/shell/lib.sh"
+# shellcheck source=../../lib/shell/fabric.sh
+source "$RXECC_TOP/lib/shell/fabric.sh"
 # shellcheck source=/dev/null
 source "${1:?usage: lab.sh SCENARIO.sh}" || exit 1
 LAB_OUT=${LAB_OUT:-/mnt/out/lab}

@@ -46,15 +46,14 @@
 #                      each rank's errors and exit status (124: killed at DURATION)
 #   cI-J.log sI-J.log  the perftest client and server of flow hI -> hJ
 # Progress lines start with "lab:".
-# shellcheck source=../../selftests/rxecc/lib.sh
-source "$RXECC_TOP/selftests/rxecc/lib.sh"
-# shellcheck source=../../selftests/rxecc/fabric.sh
-source "$RXECC_TOP/selftests/rxecc/fabric.sh"
+# shellcheck source=../../lib/shell/lib.sh
+source "$RXECC_TOP/lib/shell/lib.sh"
+# shellcheck source=../../lib/shell/fabric.sh
+source "$RXECC_TOP/lib/shell/fabric.sh"
 # shellcheck source=/dev/null
 source "${1:?usage: lab_fabric.sh SCENARIO.sh}" || exit 1
 LAB_OUT=${LAB_OUT:-/mnt/out/lab}
 T=$RXECC_TOOL
-HERE=$RXECC_TOP/selftests/rxecc
 COLL=$RXECC_TOP/build/userspace/rxecc-coll
 PRIO=$((DSCP >> 3))
 TCLASS=$((DSCP << 2))
@@ -224,7 +223,7 @@ ecmp_routes() {
 }
 
 # ecmp_arrange DIR: placement = arranged: the flows (FLOWS) chosen from
-# where lf1's FIB sends each host pair (ci/lab/ecmp.py arrange; DIR/routes,
+# where lf1's FIB sends each host pair (ci/lab/ecmp_arrange.py; DIR/routes,
 # DIR/arranged). The address hash of the 16 host pairs is fixed for the
 # boot; when its halves allow no arrangement (about 1 boot in 20), the two
 # next hops' weights move the boundary between them (1:2, 2:1, ...) until
@@ -243,7 +242,7 @@ ecmp_arrange() {
 		done
 		# every one of the 16 host pairs, or no arrangement
 		[ "$(grep -cE '^[1-4] [5-8] sp[12]$' "$dir/routes")" = 16 ] || return 1
-		if python3 "$RXECC_TOP/ci/lab/ecmp.py" arrange "$dir/routes" >"$dir/arranged" 2>"$dir/arrange.err"; then
+		if python3 "$RXECC_TOP/ci/lab/ecmp_arrange.py" "$dir/routes" >"$dir/arranged" 2>"$dir/arrange.err"; then
 			echo "$w" >"$dir/weights"
 			FLOWS=$(cut -d' ' -f1 "$dir/arranged" | tr '\n' ' ')
 			return 0
@@ -254,7 +253,7 @@ ecmp_arrange() {
 
 # h1's receive stall (storm): rx_stall.py is started before the load (its
 # start takes seconds here), h1's RoCEv2 packets go through it STALL_AT s
-# into the load and until it ends (fabric_stall_*, selftests/rxecc/fabric.sh).
+# into the load and until it ends (fabric_stall_*, lib/shell/fabric.sh).
 
 # coll_run DIR: rxecc-coll among HOSTS, rank r on host r+1, each for
 # DURATION s at most, with the lab's QP ACK timeout; rank 0's report in
@@ -326,7 +325,7 @@ run_mode() {
 	done
 	for s in "${FABRIC_SWITCHES[@]}"; do specs+=("$s=$(fabric_sw_ns "$s")"); done
 	for s in $HOSTS; do hw+=(--hw "h$s"); done
-	python3 "$HERE/pfc_sampler.py" --interval 0.1 "${hw[@]}" --counters "$COUNTERS" "${specs[@]}" \
+	python3 "$RXECC_TOP/lib/python/pfc_sampler.py" --interval 0.1 "${hw[@]}" --counters "$COUNTERS" "${specs[@]}" \
 		>"$dir/samples" 2>"$dir/sampler.err" &
 	sampler=$!
 	wait_for 30 test -s "$dir/samples" || { say "$m: the sampler did not start"; rc=1; }

@@ -1,8 +1,8 @@
 #!/bin/bash
 # `make shell`: a guest with rdma_rxecc loaded and an rxecc device x0 up on a
 # veth (10.0.0.1/24, fd00::1/64), then an interactive shell. Leave with 'exit'.
-# shellcheck source=../../selftests/rxecc/lib.sh
-source "$RXECC_TOP/selftests/rxecc/lib.sh"
+# shellcheck source=../../lib/shell/lib.sh
+source "$RXECC_TOP/lib/shell/lib.sh"
 veth_up d0 10.0.0.1/24 fd00::1/64
 rxecc_load && rdma_link_add x0 rxecc d0 || echo "shell: could not set up x0 (see dmesg)"
 cat <<'TXT'

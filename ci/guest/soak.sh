@@ -10,10 +10,10 @@
 # host's RDMA resources (QPs, CQs, MRs, PDs), the sum of the counters that
 # must stay 0 (receive drops, CNP send errors, retry exhaustion, send
 # errors) and the bytes verified. SOAK_OUT/report.txt says what grew.
-# shellcheck source=../../selftests/rxecc/lib.sh
-source "$RXECC_TOP/selftests/rxecc/lib.sh"
-# shellcheck source=../../selftests/rxecc/fabric.sh
-source "$RXECC_TOP/selftests/rxecc/fabric.sh"
+# shellcheck source=../../lib/shell/lib.sh
+source "$RXECC_TOP/lib/shell/lib.sh"
+# shellcheck source=../../lib/shell/fabric.sh
+source "$RXECC_TOP/lib/shell/fabric.sh"
 SOAK_OUT=${SOAK_OUT:-/mnt/out/soak}
 mkdir -p "$SOAK_OUT"
 LOGDIR=$SOAK_OUT/logs

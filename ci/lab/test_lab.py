@@ -15,8 +15,10 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lab  # noqa: E402  pylint: disable=wrong-import-position
-import pathology  # noqa: E402  pylint: disable=wrong-import-position
+# pylint: disable=wrong-import-position
+from rxecc_lab import analysis, capture, checks, plots, registry, report, scenario, scenarios, shared, spread  # noqa: E402,E501
+from rxecc_lab import sim as lab_sim  # noqa: E402
+from rxecc_lab.scenarios import collective, ecmp, incast, pathology  # noqa: E402
 
 # two of the expectations, as the report names them (default Kmin and Kmax)
 HELD = ("DCQCN + PFC: queue held in the marking band: at Kmin (5 KB) or above 25 % of the time or more, "
@@ -24,11 +26,11 @@ HELD = ("DCQCN + PFC: queue held in the marking band: at Kmin (5 KB) or above 25
 PROBE = "DCQCN + PFC against PFC only: probe p99 above its floor 1/3 of PFC alone's or lower"
 FRAMES = "DCQCN + PFC against PFC only: PFC frames 1/10 of PFC alone's or fewer"
 
-def scenario(text, overrides=()):
+def scenario_of(text, overrides=()):
     with tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False) as f:
         f.write(text)
     try:
-        return lab.read_scenario(f.name, list(overrides))
+        return scenario.read_scenario(f.name, list(overrides))
     finally:
         os.unlink(f.name)
 
@@ -44,9 +46,9 @@ def roce_packet(src, dst, qpn, psn, opcode=0x0a):
 
 
 def quiet_report(raw, sc_path, out):
-    """lab.report with its terminal output dropped; its report.json."""
+    """report.report with its terminal output dropped; its report.json."""
     with contextlib.redirect_stdout(io.StringIO()):
-        lab.report(raw, sc_path, out)
+        report.report(raw, sc_path, out)
     with open(os.path.join(out, "report.json"), encoding="utf-8") as f:
         return json.load(f)
 
@@ -61,18 +63,18 @@ def write_pcap(path, pkts):
 
 class Scenario(unittest.TestCase):
     def test_defaults(self):
-        sc = lab.read_scenario(None, [])
+        sc = scenario.read_scenario(None, [])
         self.assertEqual(sc["senders"], 3)
         self.assertEqual(sc["rate"], 25)
         self.assertEqual(sc["link"], 25)     # every link at the bottleneck's rate
         self.assertEqual((sc["profile"], sc["scale"], sc["shape_hosts"]), ("paper", True, True))
         self.assertEqual(sc["speedup"], 16)
-        self.assertEqual(lab.profile_text(sc, sc["modes"][2]), "paper scaled to 25 Mbit/s, clocks x16")
-        self.assertEqual(lab.profile_text(lab.read_scenario(None, ["speedup=1"]), sc["modes"][2]),
+        self.assertEqual(incast.profile_text(sc, sc["modes"][2]), "paper scaled to 25 Mbit/s, clocks x16")
+        self.assertEqual(incast.profile_text(scenario.read_scenario(None, ["speedup=1"]), sc["modes"][2]),
                          "paper scaled to 25 Mbit/s")
         # "rate" follows the bottleneck; a link of its own stays
-        self.assertEqual(lab.read_scenario(None, ["rate=20mbit"])["link"], 20)
-        self.assertEqual(lab.read_scenario(None, ["rate=20mbit", "link=1gbit"])["link"], 1000)
+        self.assertEqual(scenario.read_scenario(None, ["rate=20mbit"])["link"], 20)
+        self.assertEqual(scenario.read_scenario(None, ["rate=20mbit", "link=1gbit"])["link"], 1000)
         self.assertEqual([m["name"] for m in sc["modes"]], ["baseline", "pfc", "dcqcn", "dcqcn+pfc"])
         both = sc["modes"][3]
         self.assertTrue(both["pfc"] and both["dcqcn"])
@@ -80,11 +82,11 @@ class Scenario(unittest.TestCase):
 
     def test_the_default_file_is_the_defaults(self):
         here = os.path.dirname(os.path.abspath(__file__))
-        self.assertEqual(lab.read_scenario(os.path.join(here, "incast.conf"), []),
-                         lab.read_scenario(None, []))
+        self.assertEqual(scenario.read_scenario(os.path.join(here, "incast.conf"), []),
+                         scenario.read_scenario(None, []))
 
     def test_units_overrides_and_mode_sections(self):
-        sc = scenario("rate = 1gbit\nmodes = pfc mine\ndcqcn.rp_ai_rate = 5\n"
+        sc = scenario_of("rate = 1gbit\nmodes = pfc mine\ndcqcn.rp_ai_rate = 5\n"
                       "[mode mine]\ndcqcn = on\nprofile = mlx5\ndcqcn.rp_time_reset = 100\n",
                       ["senders=5", "xoff=32KiB"])
         self.assertEqual((sc["rate"], sc["senders"], sc["xoff"]), (1000, 5, "32KiB"))
@@ -107,26 +109,26 @@ class Scenario(unittest.TestCase):
                  ("just words\n", "want KEY = VALUE"),
                  ("[section]\n", "sections are [mode NAME]")]
         for text, want in cases:
-            with self.subTest(text=text), self.assertRaises(lab.ScenarioError) as e:
-                scenario(text)
+            with self.subTest(text=text), self.assertRaises(scenario.ScenarioError) as e:
+                scenario_of(text)
             self.assertIn(want, str(e.exception))
-        with self.assertRaises(lab.ScenarioError) as e:
-            lab.read_scenario(None, ["duration=1"])
+        with self.assertRaises(scenario.ScenarioError) as e:
+            scenario.read_scenario(None, ["duration=1"])
         self.assertIn("override: '1' is not an integer in 2..120", str(e.exception))
 
     def test_profiles_come_from_the_module_table(self):
         # rxecc_dcqcn_profile_names in the DCQCN core, in its order
-        self.assertEqual(lab.dcqcn_profiles()[:3], ("mlx5", "paper", "lab"))
-        for name in lab.dcqcn_profiles():
-            self.assertEqual(lab.read_scenario(None, [f"profile={name}"])["profile"], name)
-        with self.assertRaisesRegex(lab.ScenarioError, "not a DCQCN profile .mlx5, paper, lab"):
-            lab.read_scenario(None, ["profile=fast"])
+        self.assertEqual(scenario.dcqcn_profiles()[:3], ("mlx5", "paper", "lab"))
+        for name in scenario.dcqcn_profiles():
+            self.assertEqual(scenario.read_scenario(None, [f"profile={name}"])["profile"], name)
+        with self.assertRaisesRegex(scenario.ScenarioError, "not a DCQCN profile .mlx5, paper, lab"):
+            scenario.read_scenario(None, ["profile=fast"])
 
     def test_the_shell_file_sources(self):
-        sc = scenario("modes = dcqcn+pfc mine\n[mode mine]\ndcqcn = on\ndcqcn.rp_min_rate = 10\n")
+        sc = scenario_of("modes = dcqcn+pfc mine\n[mode mine]\ndcqcn = on\ndcqcn.rp_min_rate = 10\n")
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "s.sh")
-            lab.write_shell(sc, path)
+            scenario.write_shell(sc, path)
             out = subprocess.run(
                 ["bash", "-c", f'source {path} && echo "${{MODES[*]}}|${{M_PFC[dcqcn+pfc]}}'
                  f'|${{M_DCQCN[mine]}}|${{M_SET[mine]}}|$LINK|$XOFF|$SHAPE_HOSTS|$SCALE|$SPEEDUP"'],
@@ -141,9 +143,9 @@ class Pathology(unittest.TestCase):
     def test_the_lab_scenarios_read(self):
         here = os.path.dirname(os.path.abspath(__file__))
         for name, topo in (("deadlock", "ring"), ("victim", "victim"), ("pfc-storm", "storm")):
-            sc = lab.read_scenario(os.path.join(here, f"{name}.conf"), [])
+            sc = scenario.read_scenario(os.path.join(here, f"{name}.conf"), [])
             self.assertEqual(sc["topology"], topo)
-        sc = lab.read_scenario(os.path.join(here, "pfc-storm.conf"), [])
+        sc = scenario.read_scenario(os.path.join(here, "pfc-storm.conf"), [])
         by = {m["name"]: m for m in sc["modes"]}
         self.assertEqual((by["prevention"]["stall_watermark"], by["prevention"]["watchdog"]), (500, 0))
         self.assertEqual((by["watchdog"]["watchdog"], by["watchdog"]["watchdog_action"]), (200, "drop"))
@@ -158,16 +160,16 @@ class Pathology(unittest.TestCase):
                  ("modes = m\n[mode m]\nstall_watermark = 79\n", "in 80..8000"),
                  ("modes = m\n[mode m]\nwatchdog_action = shout\n", "not a watchdog action")]
         for text, want in cases:
-            with self.subTest(text=text), self.assertRaises(lab.ScenarioError) as e:
-                scenario(text)
+            with self.subTest(text=text), self.assertRaises(scenario.ScenarioError) as e:
+                scenario_of(text)
             self.assertIn(want, str(e.exception))
 
     def test_the_shell_file_has_the_mode_protections(self):
-        sc = scenario("topology = storm\nmodes = w\n[mode w]\npfc = on\nwatchdog = 300\n"
+        sc = scenario_of("topology = storm\nmodes = w\n[mode w]\npfc = on\nwatchdog = 300\n"
                       "watchdog_action = forward\nstall_watermark = 100\n")
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "s.sh")
-            lab.write_shell(sc, path)
+            scenario.write_shell(sc, path)
             out = subprocess.run(
                 ["bash", "-c", f'source {path} && echo "$TOPOLOGY|$STALL_AT|${{M_WD[w]}}|'
                  f'${{M_WD_ACTION[w]}}|${{M_STALL[w]}}|$PFC_RX_XOFF"'],
@@ -218,7 +220,7 @@ class Pathology(unittest.TestCase):
                                        storms if k > 40 else 0}})
 
     def test_storm_report(self):
-        sc = scenario("topology = storm\nduration = 6\nstall_at = 3\nmodes = pfc prev wd\n"
+        sc = scenario_of("topology = storm\nduration = 6\nstall_at = 3\nmodes = pfc prev wd\n"
                       "[mode prev]\npfc = on\nstall_watermark = 500\n"
                       "[mode wd]\npfc = on\nwatchdog = 200\n")
         with tempfile.TemporaryDirectory() as d:
@@ -247,7 +249,7 @@ class Pathology(unittest.TestCase):
             self.assertEqual(len(rows), 60)
             with open(os.path.join(d, "out", "report.md"), encoding="utf-8") as f:
                 self.assertIn("The operator's view, per second", f.read())
-            text, every = lab.spread([rep, rep])
+            text, every = spread.spread([rep, rep])
             self.assertIn("victim after stall Mbit/s", text)
             self.assertFalse(every)	# wd's check fails in both
             # a victim that had not got going before the stall is no baseline
@@ -261,7 +263,7 @@ class Pathology(unittest.TestCase):
             self.assertFalse(late[0]["met"])
 
     def test_ring_report_finds_the_freeze(self):
-        sc = scenario("topology = ring\nduration = 6\nmodes = pfc\n")
+        sc = scenario_of("topology = ring\nduration = 6\nmodes = pfc\n")
         ring = ["sw:to-sw2", "sw2:to-sw3", "sw3:to-sw4", "sw4:to-sw"]
         with tempfile.TemporaryDirectory() as d:
             raw = os.path.join(d, "raw")
@@ -290,7 +292,7 @@ class Pathology(unittest.TestCase):
 
 
     def test_victim_checks_fail_under_their_mutations(self):
-        sc = scenario("topology = victim\nrate = 20mbit\nmodes = pfc dcqcn+pfc\n")
+        sc = scenario_of("topology = victim\nrate = 20mbit\nmodes = pfc dcqcn+pfc\n")
         victim = pathology.GROUPS["victim"][1][0]
 
         def mode(name, pfc, dcqcn, v, received, drops=0):
@@ -317,7 +319,7 @@ class Pathology(unittest.TestCase):
                                 mode("dcqcn+pfc", True, True, 18.0, 0)], sc)
         self.assertEqual([(ok, m) for c, ok, m in got if "1.4x" in c], [(False, "PFC only was not recorded")])
         # no PFC-alone mode: both are ruled out, and say so
-        sc = scenario("topology = victim\nrate = 20mbit\nmodes = dcqcn+pfc\n")
+        sc = scenario_of("topology = victim\nrate = 20mbit\nmodes = dcqcn+pfc\n")
         ck = pathology.checks([mode("both", True, True, 18.0, 0)], sc)
         self.assertEqual([ok for _, ok, _ in ck], [None, None])
 
@@ -328,14 +330,14 @@ class Ecmp(unittest.TestCase):
 
     def test_the_scenario_reads_and_sources(self):
         here = os.path.dirname(os.path.abspath(__file__))
-        sc = lab.read_scenario(os.path.join(here, "ecmp.conf"), [])
+        sc = scenario.read_scenario(os.path.join(here, "ecmp.conf"), [])
         self.assertEqual(sc["topology"], "ecmp")
         self.assertEqual([(m["ecmp_hash"], m["udp_sport"], m["placement"]) for m in sc["modes"]],
                          [("l3", "flow_label", "hash"), ("l4", "qpn", "hash"), ("l4", "flow_label", "hash"),
                           ("l3", "flow_label", "arranged")])
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "s.sh")
-            lab.write_shell(sc, path)
+            scenario.write_shell(sc, path)
             out = subprocess.run(
                 ["bash", "-c", f'source {path} && echo "$TOPOLOGY|$TRANSFER|$FLOWS_PER_PAIR|'
                  f'${{M_HASH[l3]}}|${{M_SPORT[l4-qpn]}}|${{M_PLACE[l3-arranged]}}|$MUTANT"'],
@@ -356,8 +358,8 @@ class Ecmp(unittest.TestCase):
                            ("mutant = no_dcqcn\n", "'no_dcqcn' is not one of none, no_cut"),
                            ("topology = ecmp\ntransfer = 256KiB\n", "not 5 or more whole messages"),
                            ("topology = ecmp\ntransfer = 1000000\n", "not 5 or more whole messages")):
-            with self.subTest(text=text), self.assertRaises(lab.ScenarioError) as e:
-                scenario(text)
+            with self.subTest(text=text), self.assertRaises(scenario.ScenarioError) as e:
+                scenario_of(text)
             self.assertIn(want, str(e.exception))
 
     @staticmethod
@@ -367,7 +369,7 @@ class Ecmp(unittest.TestCase):
         spine of its flows; a flow in split has half its bytes on each.
         sp1's flows end 5.5 s after the first byte, sp2's 2 s after (or
         ends_of(spine)). arranged: {flow K: spine} the guest's arrangement."""
-        import sport_check  # pylint: disable=import-outside-toplevel
+        sport_check = shared.sport_check
         d = os.path.join(raw, mode)
         os.makedirs(d)
         if hash_policy is None:
@@ -424,7 +426,6 @@ class Ecmp(unittest.TestCase):
                           {"h1": lambda k: {"tx_prio3_pause": 0, "np_cnp_sent": 0}})
 
     def test_fair_times_with_staggered_starts(self):
-        import ecmp  # pylint: disable=import-outside-toplevel
         # two flows on one 2 Mbit/s uplink, 1 Mbit each; the second starts at
         # 0.25 s: alone at 2 until then (0.5 Mbit), then 1 each: the first
         # ends at 0.75 s, the second has 0.5 left at 2: ends at 1.0 s
@@ -433,7 +434,6 @@ class Ecmp(unittest.TestCase):
         self.assertEqual([round(x, 6) for x in t], [0.75, 1.0])
 
     def test_max_min_fair_times(self):
-        import ecmp  # pylint: disable=import-outside-toplevel
         # h1's two flows share its 5 Mbit/s link; h2's flow takes 5 of sp1's
         # 10 and ends first, which frees nothing h1 can use
         t = ecmp.fair_times([{"host": "h1", "spine": "sp1"}, {"host": "h2", "spine": "sp1"},
@@ -447,7 +447,7 @@ class Ecmp(unittest.TestCase):
         self.assertEqual([round(x, 6) for x in t], [1.0, 1.0, 1.0])
 
     def test_report(self):
-        sc = scenario("topology = ecmp\nrate = 10mbit\nlink = 5mbit\ntransfer = 1MiB\nmodes = l3 l4\n"
+        sc = scenario_of("topology = ecmp\nrate = 10mbit\nlink = 5mbit\ntransfer = 1MiB\nmodes = l3 l4\n"
                       "[mode l3]\npfc = on\necmp_hash = l3\nudp_sport = flow_label\n"
                       "[mode l4]\npfc = on\necmp_hash = l4\nudp_sport = qpn\n")
         with tempfile.TemporaryDirectory() as d:
@@ -489,13 +489,13 @@ class Ecmp(unittest.TestCase):
             self.assertTrue(os.path.getsize(os.path.join(d, "out", "ecmp.png")) > 1000)
             with open(os.path.join(d, "out", "report.md"), encoding="utf-8") as f:
                 self.assertIn("| h1->h5.1 | 17/17 |", f.read())
-            text, _ = lab.spread([rep, rep])
+            text, _ = spread.spread([rep, rep])
             self.assertIn("busiest spine's flows", text)
 
     def arranged_report(self, **kw):
         """An arranged mode (6/2: h3 and h4 each with one QP on each
         spine): its checks {text: (met, measured)}."""
-        sc = scenario("topology = ecmp\nrate = 10mbit\nlink = 5mbit\ntransfer = 1MiB\nmodes = l3a\n"
+        sc = scenario_of("topology = ecmp\nrate = 10mbit\nlink = 5mbit\ntransfer = 1MiB\nmodes = l3a\n"
                       "[mode l3a]\npfc = on\necmp_hash = l3\nplacement = arranged\n")
         kw.setdefault("spine_of_flow", lambda k: "sp2" if k in (6, 8) else "sp1")
         with tempfile.TemporaryDirectory() as d:
@@ -536,7 +536,6 @@ class Ecmp(unittest.TestCase):
         self.assertFalse(ck[free][0])
 
     def test_the_arrangement(self):
-        import ecmp  # pylint: disable=import-outside-toplevel
         # every pair hashed to sp1 but those of h1 and h2 to h5: no choice
         # gives 2 free flows from two hosts to two destinations
         routes = {(s, d): "sp1" for s in range(1, 5) for d in range(5, 9)}
@@ -554,12 +553,12 @@ class Ecmp(unittest.TestCase):
             with open(path, "w", encoding="utf-8") as f:
                 f.writelines(f"{s} {t} {sp}\n" for (s, t), sp in routes.items())
             out = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                               "ecmp.py"), "arrange", path],
+                                                               "ecmp_arrange.py"), path],
                                  capture_output=True, text=True, check=True).stdout.split("\n")
             self.assertEqual(out[:2], ["1:5 sp2", "2:6 sp2"])
 
     def test_qps_of_one_port_and_an_unfinished_flow(self):
-        sc = scenario("topology = ecmp\nrate = 10mbit\nlink = 5mbit\ntransfer = 1MiB\nmodes = x\n"
+        sc = scenario_of("topology = ecmp\nrate = 10mbit\nlink = 5mbit\ntransfer = 1MiB\nmodes = x\n"
                       "[mode x]\npfc = on\necmp_hash = l3\nudp_sport = flow_label\n")
         with tempfile.TemporaryDirectory() as d:
             raw = os.path.join(d, "raw")
@@ -582,19 +581,19 @@ class Ecmp(unittest.TestCase):
     def test_a_check_the_scenario_rules_out_is_neither_met_nor_unmet(self):
         reps = [{"modes": [], "checks": [{"check": "x", "met": None, "measured": "does not apply: ..."},
                                          {"check": "y", "met": True, "measured": ""}]} for _ in range(2)]
-        text, every = lab.spread(reps)
+        text, every = spread.spread(reps)
         self.assertIn("| x | does not apply |", text)
         self.assertIn("| y | 2 of 2 |", text)
         self.assertTrue(every)
         # ruled out in one run only: the other did not meet it
         reps[1]["checks"][0]["met"] = True
-        self.assertIn("| x | 1 of 2 |", lab.spread(reps)[0])
-        self.assertFalse(lab.spread(reps)[1])
+        self.assertIn("| x | 1 of 2 |", spread.spread(reps)[0])
+        self.assertFalse(spread.spread(reps)[1])
         # nothing applies: nothing was checked, not "every expectation met"
         none = [{"modes": [], "checks": [{"check": "x", "met": None, "measured": ""}]}]
-        self.assertIn("nothing was checked", lab.spread(none)[0])
-        self.assertFalse(lab.spread(none)[1])
-        self.assertEqual([lab.met_word(x) for x in (None, True, False)], ["does not apply", "yes", "no"])
+        self.assertIn("nothing was checked", spread.spread(none)[0])
+        self.assertFalse(spread.spread(none)[1])
+        self.assertEqual([report.met_word(x) for x in (None, True, False)], ["does not apply", "yes", "no"])
 
 
 class Collective(unittest.TestCase):
@@ -604,14 +603,14 @@ class Collective(unittest.TestCase):
     def test_the_scenarios_read(self):
         here = os.path.dirname(os.path.abspath(__file__))
         for name in ("alltoall", "allreduce"):
-            sc = lab.read_scenario(os.path.join(here, f"{name}.conf"), [])
+            sc = scenario.read_scenario(os.path.join(here, f"{name}.conf"), [])
             self.assertEqual((sc["topology"], sc["collective"]), ("collective", name))
             self.assertEqual([m["name"] for m in sc["modes"]], ["baseline", "pfc", "dcqcn", "dcqcn+pfc"])
         for text, want in (("topology = collective\ncollective = bcast\n", "'bcast' is not allreduce or alltoall"),
                            ("coll_iters = 3\n", "are the collective topology's"),
                            ("topology = collective\ncoll_bytes = 32MiB\n", "not a size from 4KiB to 16MiB")):
-            with self.subTest(text=text), self.assertRaises(lab.ScenarioError) as e:
-                scenario(text)
+            with self.subTest(text=text), self.assertRaises(scenario.ScenarioError) as e:
+                scenario_of(text)
             self.assertIn(want, str(e.exception))
 
     @staticmethod
@@ -634,7 +633,7 @@ class Collective(unittest.TestCase):
                           {"h1": lambda k: {"tx_prio3_pause": 0, "np_cnp_sent": 0}})
 
     def test_report(self):
-        sc = scenario("topology = collective\ncollective = alltoall\nrate = 10mbit\n")
+        sc = scenario_of("topology = collective\ncollective = alltoall\nrate = 10mbit\n")
         with tempfile.TemporaryDirectory() as d:
             raw = os.path.join(d, "raw")
             self.mode_run(raw, "baseline", drops=30)
@@ -664,19 +663,18 @@ class Collective(unittest.TestCase):
             self.assertTrue(any(c.startswith("DCQCN + PFC: at most 1/2 of PFC only's PFC frames") and v
                                 for c, v in met.items()))
             self.assertEqual(len(rep["plots"]), 4)
-            text, _ = lab.spread([rep, rep])
+            text, _ = spread.spread([rep, rep])
             self.assertIn("busbw MB/s", text)
             # a mode the guest did not record: no figures, and the spread still reads
             import shutil  # pylint: disable=import-outside-toplevel
             shutil.rmtree(os.path.join(raw, "pfc"))
             rep2 = quiet_report(raw, scj, os.path.join(d, "out2"))
             self.assertIn("error", {m["name"]: m for m in rep2["modes"]}["pfc"])
-            text, every = lab.spread([rep, rep2])
+            text, every = spread.spread([rep, rep2])
             self.assertFalse(every)
 
     def test_the_lossy_baseline_without_a_report(self):
-        import collective  # pylint: disable=import-outside-toplevel
-        sc = scenario("topology = collective\nmodes = baseline\n")
+        sc = scenario_of("topology = collective\nmodes = baseline\n")
 
         def met(status):
             r = {"name": "baseline", "label": "base", "pfc": False, "dcqcn": False, "watchdog": 0,
@@ -689,8 +687,7 @@ class Collective(unittest.TestCase):
         self.assertFalse(met({"0": None, "1": 124}))  # a rank without an exit status
 
     def test_a_declared_mode_not_recorded_fails_the_comparison(self):
-        import collective  # pylint: disable=import-outside-toplevel
-        sc = scenario("topology = collective\nmodes = pfc dcqcn+pfc\n")
+        sc = scenario_of("topology = collective\nmodes = pfc dcqcn+pfc\n")
         ck = collective.checks([{"name": "pfc", "label": "PFC only", "error": "no samples"},
                                 {"name": "dcqcn+pfc", "label": "DCQCN + PFC", "pfc": True, "dcqcn": True,
                                  "watchdog": 0, "totals": {"drops": 0, "pfc_sent": 1, "cnps": 9},
@@ -701,10 +698,9 @@ class Collective(unittest.TestCase):
         self.assertEqual(got["without PFC or DCQCN: the switches drop packets"][0], None)
 
     def test_fabric_bound(self):
-        import collective  # pylint: disable=import-outside-toplevel
-        sc = scenario("topology = collective\ncollective = alltoall\nrate = 10mbit\n")
+        sc = scenario_of("topology = collective\ncollective = alltoall\nrate = 10mbit\n")
         self.assertAlmostEqual(collective.fabric_bound_s(sc), 8 * (1 << 20) / 10e6)	# S per uplink
-        sc = scenario("topology = collective\ncollective = allreduce\nrate = 10mbit\n")
+        sc = scenario_of("topology = collective\ncollective = allreduce\nrate = 10mbit\n")
         self.assertAlmostEqual(collective.fabric_bound_s(sc), 2 * 7 / 8 * 8 * (1 << 20) / 10e6)
 
 
@@ -712,53 +708,53 @@ class Series(unittest.TestCase):
     def test_queue_held_and_bins(self):
         q = [(1.0, 100), (2.0, 300), (4.0, 0)]
         # the time-weighted mean and the share at a level or above, over segments
-        _, mean, at = lab.queue_held(q, [(0.0, 4.0, ["h2"])], 300)
+        _, mean, at = analysis.queue_held(q, [(0.0, 4.0, ["h2"])], 300)
         self.assertAlmostEqual(mean, (0 + 100 + 300 * 2) / 4)
         self.assertAlmostEqual(at, 50.0)
-        _, mean, at = lab.queue_held(q, [(1.5, 3.0, ["h2"])], 100)
+        _, mean, at = analysis.queue_held(q, [(1.5, 3.0, ["h2"])], 100)
         self.assertAlmostEqual(mean, (100 * 0.5 + 300 * 1.0) / 1.5)
         self.assertAlmostEqual(at, 100.0)
-        _, mean, _ = lab.queue_held(q, [(0.0, 1.0, []), (2.0, 3.0, [])], 0)
+        _, mean, _ = analysis.queue_held(q, [(0.0, 1.0, []), (2.0, 3.0, [])], 0)
         self.assertAlmostEqual(mean, 150.0)
-        b = lab.binned(q, 0.0, 4.0, 1.0)
+        b = analysis.binned(q, 0.0, 4.0, 1.0)
         self.assertEqual([t for t, _ in b], [0.0, 1.0, 2.0, 3.0])
         self.assertEqual([v for _, v in b], [0.0, 100.0, 300.0, 300.0])
-        b = lab.binned(q, 0.5, 2.5, 1.0)   # a bin across a change: its time-weighted mean
+        b = analysis.binned(q, 0.5, 2.5, 1.0)   # a bin across a change: its time-weighted mean
         self.assertEqual([v for _, v in b], [50.0, 200.0])
 
     def test_step_spans_and_held_percentile(self):
         q = [(1.0, 100), (2.0, 300), (4.0, 0)]
-        self.assertEqual(lab.step_spans(q, 0.0, 5.0), [(0.0, 1.0), (100, 1.0), (300, 2.0), (0, 1.0)])
-        self.assertEqual(lab.step_spans(q, 1.5, 3.0), [(100, 0.5), (300, 1.0)])
-        spans = lab.step_spans(q, 0.0, 5.0)
+        self.assertEqual(analysis.step_spans(q, 0.0, 5.0), [(0.0, 1.0), (100, 1.0), (300, 2.0), (0, 1.0)])
+        self.assertEqual(analysis.step_spans(q, 1.5, 3.0), [(100, 0.5), (300, 1.0)])
+        spans = analysis.step_spans(q, 0.0, 5.0)
         # 2 of 5 s at 0, 1 s at 100, 2 s at 300
-        self.assertEqual(lab.held_percentile(spans, 40), 0)
-        self.assertEqual(lab.held_percentile(spans, 60), 100)
-        self.assertEqual(lab.held_percentile(spans, 99), 300)
+        self.assertEqual(analysis.held_percentile(spans, 40), 0)
+        self.assertEqual(analysis.held_percentile(spans, 60), 100)
+        self.assertEqual(analysis.held_percentile(spans, 99), 300)
 
     def test_the_probe_calibration(self):
         with tempfile.TemporaryDirectory() as raw:
-            self.assertIsNone(lab.calibration(raw))
+            self.assertIsNone(incast.calibration(raw))
             d = os.path.join(raw, "_calibration")
             os.makedirs(d)
             # 150 pings: 148 of 200 us round trip, 2 of 20 ms (half: 100 us, 10 ms)
             with open(os.path.join(d, "probe.tsv"), "w", encoding="utf-8") as f:
                 f.writelines(f"{10**9 + k * 10**6} {200000 if k >= 2 else 20000000}\n" for k in range(150))
-            self.assertEqual(lab.calibration(raw), {"pings": 150, "p99_us": 10000.0, "p50_us": 100.0})
+            self.assertEqual(incast.calibration(raw), {"pings": 150, "p99_us": 10000.0, "p50_us": 100.0})
             with open(os.path.join(d, "probe.tsv"), "w", encoding="utf-8") as f:
                 f.writelines(f"{10**9 + k * 10**6} 200000\n" for k in range(99))
-            self.assertEqual(lab.calibration(raw), {"pings": 99, "p99_us": None, "p50_us": 100.0})
+            self.assertEqual(incast.calibration(raw), {"pings": 99, "p99_us": None, "p50_us": 100.0})
 
     def test_an_overflowed_trace_is_flagged(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "trace.txt")
             with open(path, "w", encoding="utf-8") as f:
                 f.write("# tracer: nop\n#\n# entries-in-buffer/entries-written: 10/25   #P:2\n")
-            self.assertFalse(lab.trace_complete(path))
+            self.assertFalse(capture.trace_complete(path))
             with open(path, "w", encoding="utf-8") as f:
                 f.write("# tracer: nop\n#\n# entries-in-buffer/entries-written: 25/25   #P:2\n")
-            self.assertTrue(lab.trace_complete(path))
-            self.assertFalse(lab.trace_complete(os.path.join(d, "none.txt")))
+            self.assertTrue(capture.trace_complete(path))
+            self.assertFalse(capture.trace_complete(os.path.join(d, "none.txt")))
 
 
 class Report(unittest.TestCase):
@@ -784,12 +780,14 @@ class Report(unittest.TestCase):
             f.write("h1 np_cnp_sent 10\nh2 rp_cnp_handled 1\nh3 rp_cnp_handled 2\n"
                     "h2 completer_retry_err 0\nh2 rx_prio3_pause_duration 1000\n"
                     "h2 rp_pace_late_us 5000\nh3 rp_pace_late_us 0\n"
-                    "h2 rp_pace_idle_us 0\nh3 rp_pace_idle_us 0\n")
+                    "h2 rp_pace_idle_us 0\nh3 rp_pace_idle_us 0\n"
+                    "h2 rp_tx_deferred 100\nh3 rp_tx_deferred 0\n")
         with open(os.path.join(d, "after.txt"), "w", encoding="utf-8") as f:
             f.write("h1 np_cnp_sent 30\nh2 rp_cnp_handled 11\nh3 rp_cnp_handled 12\n"
                     "h2 completer_retry_err 4\nh2 rx_prio3_pause_duration 5000\n"
                     "h2 rp_pace_late_us 155000\nh3 rp_pace_late_us 50000\n"
-                    "h2 rp_pace_idle_us 20000\nh3 rp_pace_idle_us 0\n")
+                    "h2 rp_pace_idle_us 20000\nh3 rp_pace_idle_us 0\n"
+                    "h2 rp_tx_deferred 130\nh3 rp_tx_deferred 12\n")
         with open(os.path.join(d, "trace.txt"), "w", encoding="utf-8") as f:
             f.write("  kworker-1 [000] ..s1. 50.100000: rxecc_rate: dev=h2 qpn=17 event=cut "
                     "rc=500000 rt=1000000 alpha=1024 t_stage=0 bc_stage=0\n"
@@ -819,7 +817,7 @@ class Report(unittest.TestCase):
 
     def test_numbers_checks_and_files(self):
         with tempfile.TemporaryDirectory() as raw, tempfile.TemporaryDirectory() as out:
-            sc = scenario("senders = 2\nrate = 50mbit\nmodes = pfc dcqcn+pfc\nlink = 1gbit\nkmin = 5KB\n")
+            sc = scenario_of("senders = 2\nrate = 50mbit\nmodes = pfc dcqcn+pfc\nlink = 1gbit\nkmin = 5KB\n")
             sc_path = os.path.join(raw, "scenario.json")
             with open(sc_path, "w", encoding="utf-8") as f:
                 json.dump(sc, f)
@@ -836,6 +834,9 @@ class Report(unittest.TestCase):
             self.assertEqual((pfc["pfc_xoff"], pfc["pfc_xon"], pfc["ecn_marks"]), (30, 10, 7))
             self.assertEqual((pfc["cnp_sent"], pfc["cnp_handled"], pfc["retransmissions"]), (20, 20, 4))
             self.assertEqual(pfc["senders_paused_ms"], 4)
+            # the packets the senders' rate limiters held back (the port counter's name)
+            self.assertEqual(pfc["rp_tx_deferred"], 42)
+            self.assertNotIn("limiter_deferred", pfc)
             # 200 ms late and 20 ms idle of the two senders' 2 s under load
             self.assertEqual((both["pace_late_pct"], both["pace_idle_pct"]), (10.0, 1.0))
             self.assertEqual(pfc["probe"]["samples"], 1000)
@@ -887,19 +888,19 @@ class Report(unittest.TestCase):
             path = os.path.join(d, "swp1.pcap")
             write_pcap(path, sorted(pkts, key=lambda p: p[0]))
             senders = {"10.0.2.1": "h2", "10.0.3.1": "h3"}
-            lab.packets.cache_clear()
-            flows, window = lab.goodput(path, "10.0.1.1", senders)
+            capture.packets.cache_clear()
+            flows, window = capture.goodput(path, "10.0.1.1", senders)
             self.assertAlmostEqual(window, 3.5, places=2)   # 100.5 .. 103.999
             # the slow start counts: h2 150 + 2000 packets in the window, h3
             # 200 + 1500 (its last 500 come after h2's last)
             self.assertAlmostEqual(flows["h2"], 2150 * 8192 / 3.499 / 1e6, delta=0.05)
             self.assertAlmostEqual(flows["h3"], 1700 * 8192 / 3.499 / 1e6, delta=0.05)
-            flows, window = lab.goodput(path, "10.0.1.1", senders, 2.0)
+            flows, window = capture.goodput(path, "10.0.1.1", senders, 2.0)
             self.assertAlmostEqual(window, 1.5, places=2)   # 102.5 .. 103.999
             # both at 1000 packets/s of 1024 B in that window: 8.19 Mbit/s
             self.assertAlmostEqual(flows["h2"], 8.19, delta=0.05)
             self.assertAlmostEqual(flows["h3"], 8.19, delta=0.05)
-            self.assertEqual(lab.goodput(path, "10.0.1.1", senders, 10.0), ({"h2": 0.0, "h3": 0.0}, 0.0))
+            self.assertEqual(capture.goodput(path, "10.0.1.1", senders, 10.0), ({"h2": 0.0, "h3": 0.0}, 0.0))
 
     def test_spread_over_runs(self):
         def rep(goodput, jain, met):
@@ -908,7 +909,7 @@ class Report(unittest.TestCase):
                                "rc": {"senders": {"h2": {"in_band_pct": goodput - 10},
                                                   "h3": {"in_band_pct": goodput}}}}],
                     "checks": [{"check": "a", "met": True}, {"check": "b", "met": met}]}
-        text, every = lab.spread([rep(80, 0.9, True), rep(90, 1.0, False), rep(85, 0.95, True)])
+        text, every = spread.spread([rep(80, 0.9, True), rep(90, 1.0, False), rep(85, 0.95, True)])
         self.assertFalse(every)
         self.assertIn("Spread over 3 runs", text)
         # goodput, from 2 s on, Jain, queue and its time at Kmin (none), drops (none), PFC frames
@@ -917,17 +918,17 @@ class Report(unittest.TestCase):
                       text)
         self.assertIn("| a | 3 of 3 |", text)
         self.assertIn("| b | 2 of 3 |", text)
-        self.assertTrue(lab.spread([rep(80, 0.9, True)])[1])
+        self.assertTrue(spread.spread([rep(80, 0.9, True)])[1])
 
     def test_checks_count_missing_data_as_unmet(self):
-        sc = lab.read_scenario(None, [])
+        sc = scenario.read_scenario(None, [])
         both = {"name": "dcqcn+pfc", "label": "DCQCN + PFC", "pfc": True, "dcqcn": True, "rc": None,
                 "goodput_pct": 85.0, "goodput_settled_pct": 95.0, "goodput_mbps": 21.3, "jain": 1.0,
                 "queue_mean_kb": None,
                 "switch_drops": 0, "pfc_xoff": 0, "pfc_xon": 0, "probe": None}
         pfc = {"name": "pfc", "label": "PFC only", "pfc": True, "dcqcn": False, "goodput_pct": 94.0, "jain": 1.0,
                "switch_drops": 0, "pfc_xoff": 0, "pfc_xon": 0, "probe": {"p99_us": 5000.0}}
-        got = {c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}
+        got = {c: (ok, m) for c, ok, m in incast.checks([pfc, both], sc)}
         band = ("DCQCN + PFC: every sender's DCQCN rate within ±30 % of its fair share (8.33 Mbit/s) "
                 "70 % of the time or more")
         self.assertEqual(got[band], (False, "no rate statistics: no complete DCQCN rate trace"))
@@ -939,14 +940,14 @@ class Report(unittest.TestCase):
                          (True, "95 %; 85 % from the start"))
         self.assertNotIn("PFC only: goodput 90 % of the port or more from 2 s on", got)   # not a DCQCN mode
         both["goodput_settled_pct"] = 89.9
-        got = {c: ok for c, ok, m in lab.checks([pfc, both], sc)}
+        got = {c: ok for c, ok, m in incast.checks([pfc, both], sc)}
         self.assertFalse(got["DCQCN + PFC: goodput 90 % of the port or more from 2 s on"])
 
     def test_every_expectation_fails_under_its_mutation(self):
         """The host half of make lab-mutants: a synthetic DCQCN + PFC and PFC
         alone that meet every incast expectation, then the mechanism broken
         one way at a time; each named expectation must turn unmet."""
-        sc = lab.read_scenario(None, [])
+        sc = scenario.read_scenario(None, [])
         calib = {"pings": 3000, "p99_us": 3000.0, "p50_us": 700.0}
 
         def good():
@@ -964,7 +965,7 @@ class Report(unittest.TestCase):
             return pfc, both
 
         def unmet(pfc, both):
-            got = lab.checks([pfc, both], sc, calib)
+            got = incast.checks([pfc, both], sc, calib)
             self.assertTrue(all(ok is not None for _, ok, _ in got))
             return {c.split(": ", 1)[1].split(" (")[0].split(" 1/")[0] for c, ok, _ in got if not ok}
         self.assertEqual(unmet(*good()), set())
@@ -995,25 +996,25 @@ class Report(unittest.TestCase):
                                             "the fair share of each other"})
 
     def test_the_queue_held_in_the_marking_band(self):
-        sc = lab.read_scenario(None, [])
+        sc = scenario.read_scenario(None, [])
         mode = {"name": "dcqcn", "label": "DCQCN + PFC", "dcqcn": True, "rc": None, "goodput_pct": 90.0,
                 "goodput_settled_pct": 93.0, "goodput_mbps": 22.5, "jain": 1.0, "queue_mean_kb": 4.4}
         for at, p95, met in ((41.9, 12.1, True), (25.0, 19.9, True), (24.9, 12.0, False),
                              (60.0, 20.0, False), (99.0, 110.0, False)):
             mode.update(queue_at_kmin_pct=at, queue_p95_kb=p95)
-            got = {c: (ok, m) for c, ok, m in lab.checks([mode], sc)}
+            got = {c: (ok, m) for c, ok, m in incast.checks([mode], sc)}
             self.assertEqual(got[HELD][0], met, (at, p95))
         self.assertEqual(got[HELD][1], "99 % of the time at Kmin or above, p95 110 KB, mean 4.4 KB")
 
     def test_the_probe_judged_above_its_floor(self):
-        sc = lab.read_scenario(None, [])
+        sc = scenario.read_scenario(None, [])
         pfc = {"name": "pfc", "label": "PFC only", "pfc": True, "dcqcn": False, "probe": {"p99_us": 21421.0}}
         both = {"name": "dcqcn+pfc", "label": "DCQCN + PFC", "pfc": True, "dcqcn": False,
                 "probe": {"p99_us": 5094.0}, "goodput_mbps": 20.0, "goodput_pct": 80.0, "jain": 1.0}
         calib = {"pings": 4541, "p99_us": 3520.0, "p50_us": 900.0}
 
         def probe():
-            return {c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc, calib)}[PROBE]
+            return {c: (ok, m) for c, ok, m in incast.checks([pfc, both], sc, calib)}[PROBE]
         # (a mode with DCQCN off is not compared: "both" runs DCQCN here)
         both["dcqcn"] = True
         self.assertEqual(probe(), (True, "5094 vs 21421 us, floor 3520 us: 1574 vs 17901 us above it "
@@ -1041,7 +1042,7 @@ class Report(unittest.TestCase):
         self.assertEqual(probe()[1], "no floor: 0 pings in the probe's calibration (100 needed); 1000 vs 21421 us")
 
     def test_comparisons_follow_what_the_modes_do_not_their_names(self):
-        sc = lab.read_scenario(None, [])
+        sc = scenario.read_scenario(None, [])
         calib = {"pings": 4541, "p99_us": 3520.0, "p50_us": 900.0}
 
         def mode(name, pfc, dcqcn, frames, p99):
@@ -1049,7 +1050,7 @@ class Report(unittest.TestCase):
                     "pfc_xoff": frames, "pfc_xon": frames, "probe": {"p99_us": p99},
                     "goodput_mbps": 20.0, "goodput_pct": 80.0, "jain": 1.0}
         # docs/lab.md's mlx5/paper example: two modes with both, one PFC alone
-        got = {c: ok for c, ok, m in lab.checks([mode("lossless", True, False, 1000, 21000.0),
+        got = {c: ok for c, ok, m in incast.checks([mode("lossless", True, False, 1000, 21000.0),
                                                   mode("mlx5", True, True, 10, 4000.0),
                                                   mode("paper", True, True, 500, 4000.0)], sc, calib)}
         self.assertTrue(got["mlx5 against lossless: PFC frames 1/10 of PFC alone's or fewer"])
@@ -1057,30 +1058,30 @@ class Report(unittest.TestCase):
         self.assertIn("mlx5 against lossless: probe p99 above its floor 1/3 of PFC alone's or lower", got)
         self.assertTrue(got["lossless: lossless: no switch drop"])
         # no PFC-alone mode: the comparison is ruled out, on its own line
-        ck = lab.checks([mode("mlx5", True, True, 10, 4000.0)], sc, calib)
+        ck = incast.checks([mode("mlx5", True, True, 10, 4000.0)], sc, calib)
         ruled = [(c, m) for c, ok, m in ck if ok is None]
         self.assertEqual(ruled, [("DCQCN + PFC against PFC alone (PFC frames, probe)",
                                   "does not apply: no mode of the scenario runs PFC without DCQCN or watchdog")])
         # no DCQCN mode: its checks are ruled out too, never silently gone
-        ck = lab.checks([mode("a", False, False, 0, 1.0), mode("b", True, False, 5, 1.0)], sc, calib)
+        ck = incast.checks([mode("a", False, False, 0, 1.0), mode("b", True, False, 5, 1.0)], sc, calib)
         self.assertEqual(sorted(m.split(":")[1].strip() for c, ok, m in ck if ok is None),
                          ["no mode of the scenario runs DCQCN", "no mode of the scenario runs PFC and DCQCN",
                           "the lab expects nothing of this mode; it is there to compare with"])
         # probe = off: the probe's comparison is ruled out by the scenario
-        off = lab.read_scenario(None, ["probe=off"])
-        ck = {c: (ok, m) for c, ok, m in lab.checks([mode("p", True, False, 100, 1.0),
+        off = scenario.read_scenario(None, ["probe=off"])
+        ck = {c: (ok, m) for c, ok, m in incast.checks([mode("p", True, False, 100, 1.0),
                                                      mode("b", True, True, 1, 1.0)], off)}
         self.assertEqual(ck["b against p: probe p99 above its floor 1/3 of PFC alone's or lower"],
                          (None, "does not apply: the scenario turns the probe off (probe = off)"))
 
     def test_a_mode_without_a_check_gets_a_line_and_labels_are_unique(self):
-        sc = lab.read_scenario(None, [])
+        sc = scenario.read_scenario(None, [])
         # "PFC" is a prefix of "PFC only": it is not covered by that mode's lines
-        ck = lab.uncovered([{"label": "PFC"}, {"label": "PFC only"}], [("PFC only: lossless", True, "")])
+        ck = checks.uncovered([{"label": "PFC"}, {"label": "PFC only"}], [("PFC only: lossless", True, "")])
         self.assertEqual([c for c, ok, _ in ck if ok is None], ["PFC: an expectation of its own"])
         self.assertEqual(sc["modes"][0]["label"], "rdma_rxe-like: no PFC, no DCQCN")
-        with self.assertRaises(lab.ScenarioError) as e:
-            scenario("modes = a b\n[mode a]\nlabel = same\n[mode b]\nlabel = same\n")
+        with self.assertRaises(scenario.ScenarioError) as e:
+            scenario_of("modes = a b\n[mode a]\nlabel = same\n[mode b]\nlabel = same\n")
         self.assertIn("two modes have the label 'same'", str(e.exception))
 
     def test_verdict_of_one_run(self):
@@ -1092,7 +1093,7 @@ class Report(unittest.TestCase):
                     json.dump({"checks": [{"check": c, "met": m, "measured": ""} for c, m in checks]}, f)
                 err = io.StringIO()
                 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-                    return lab.verdict(path), err.getvalue()
+                    return report.verdict(path), err.getvalue()
             self.assertEqual(verdict([("a", True), ("b", None)])[0], 0)
             rc, err = verdict([("a", True), ("b", False)])
             self.assertEqual((rc, err.strip()), (3, "demo: expectations not met: b"))
@@ -1106,19 +1107,19 @@ class Report(unittest.TestCase):
         first = {"modes": [{"name": "pfc"}], "checks": [{"check": "a", "met": True}]}
         second = {"modes": [{"name": "pfc", "probe": {"p99_us": 123456.7}}, {"name": "x"}],
                   "checks": [{"check": "a", "met": True}, {"check": "b", "met": True}]}
-        text, every = lab.spread([first, second])
+        text, every = spread.spread([first, second])
         self.assertFalse(every)   # b met where it was checked, missing from the first run
         self.assertIn("| b | 1 of 2 |", text)
         self.assertIn("| x |", text)
         self.assertIn("| 123457 (123457-123457) |", text)   # large numbers printed whole
 
     def test_checks_without_probe_or_counters(self):
-        sc = lab.read_scenario(None, ["probe=off"])
+        sc = scenario.read_scenario(None, ["probe=off"])
         both = {"name": "dcqcn+pfc", "label": "DCQCN + PFC", "pfc": True, "dcqcn": False, "probe": None}
         pfc = {"name": "pfc", "label": "PFC only", "pfc": True, "dcqcn": False, "probe": None}
         both["dcqcn"] = True
         both.update(goodput_mbps=20.0, goodput_pct=80.0, jain=1.0)
-        got = {c: (ok, m) for c, ok, m in lab.checks([pfc, both], sc)}
+        got = {c: (ok, m) for c, ok, m in incast.checks([pfc, both], sc)}
         self.assertEqual(got[FRAMES], (False, "no qdisc counters"))
         self.assertEqual(got["DCQCN + PFC: lossless: no switch drop"], (False, "no qdisc counters"))
         self.assertEqual(got["PFC only: lossless: no switch drop"], (False, "no qdisc counters"))
@@ -1128,61 +1129,61 @@ class Report(unittest.TestCase):
     def test_rate_stats_against_the_fair_share(self):
         # h2 at 25 Mbit/s (the fair share) for 4 of the 8 settled seconds,
         # then 40; h3 never limited: at the line rate of 100
-        st = lab.rate_stats({("h2", 17): [(51.0, 25.0), (56.0, 40.0)], ("h1", 3): [(53.0, 25.0)]},
+        st = analysis.rate_stats({("h2", 17): [(51.0, 25.0), (56.0, 40.0)], ("h1", 3): [(53.0, 25.0)]},
                             [(52.0, 60.0, ["h2", "h3"])], ["h2", "h3"], 100, 50.0)
         self.assertEqual(st["senders"]["h2"], {"median_mbps": 25.0, "in_band_pct": 50.0})
         self.assertEqual(st["senders"]["h3"], {"median_mbps": 100.0, "in_band_pct": 0.0})
         self.assertAlmostEqual(st["sum_mean_mbps"], 132.5)
         self.assertEqual(st["seconds"], 8.0)
-        self.assertIsNone(lab.rate_stats({}, [], ["h2"], 100, 25.0))   # nothing settled
+        self.assertIsNone(analysis.rate_stats({}, [], ["h2"], 100, 25.0))   # nothing settled
 
     def test_kernel_against_simulation(self):
         # settled window 52-60 s, 1 s bins; fair share 12.5. h2: 10 against
         # the simulation's 12 (16 %); h3: 20 then 5 against 10 (60 %)
         # the simulation's h3 at 10, from its t = 6 s (56 s) on at 5: 40 %
         sim = {"base": 50.0, "rows": [(float(t), 2000.0, [12.0, 10.0 if t < 6 else 5.0]) for t in range(11)]}
-        got = lab.agreement({("h2", 17): [(51.0, 10.0)], ("h3", 18): [(51.0, 20.0), (56.0, 5.0)]},
+        got = lab_sim.agreement({("h2", 17): [(51.0, 10.0)], ("h3", 18): [(51.0, 20.0), (56.0, 5.0)]},
                             sim, [(52.0, 60.0, ["h2", "h3"])], ["h2", "h3"], 25.0, 25.0)
         self.assertEqual(got["senders"]["h2"], {"diff_pct": 16.0, "kernel_mbps": 10.0, "sim_mbps": 12.0})
         self.assertEqual(got["senders"]["h3"], {"diff_pct": 40.0, "kernel_mbps": 12.5, "sim_mbps": 7.5})
         self.assertEqual((got["rc_diff_pct"], got["queue_mean_kb"]), (28.0, 2.0))
         # a sender without rate events is at the line rate, in both
-        got = lab.agreement({}, {"base": 50.0, "rows": []}, [(52.0, 60.0, ["h2"])], ["h2"], 25.0, 12.5)
+        got = lab_sim.agreement({}, {"base": 50.0, "rows": []}, [(52.0, 60.0, ["h2"])], ["h2"], 25.0, 12.5)
         self.assertEqual(got["senders"]["h2"]["diff_pct"], 0.0)
-        self.assertIsNone(lab.agreement({}, sim, [(52.0, 52.5, ["h2"])], ["h2"], 25.0, 12.5))
+        self.assertIsNone(lab_sim.agreement({}, sim, [(52.0, 52.5, ["h2"])], ["h2"], 25.0, 12.5))
 
     def test_the_queue_counts_where_the_port_is_oversubscribed(self):
         segs = [(0.0, 8.0, ["h2"]), (8.0, 16.0, ["h2", "h3"]), (16.0, 24.0, ["h2"])]
         # one sender at the port's rate: no queue to hold; two: oversubscribed
-        self.assertEqual(lab.congested(segs, 25.0, 25.0), [segs[1]])
+        self.assertEqual(analysis.congested(segs, 25.0, 25.0), [segs[1]])
         # one sender faster than the port oversubscribes it alone
-        self.assertEqual(lab.congested(segs, 100.0, 25.0), segs)
+        self.assertEqual(analysis.congested(segs, 100.0, 25.0), segs)
         # none oversubscribed: all of them
-        self.assertEqual(lab.congested(segs[:1], 25.0, 25.0), segs[:1])
+        self.assertEqual(analysis.congested(segs[:1], 25.0, 25.0), segs[:1])
         # the simulation's mean queue too: 4000 B while both ran, 0 alone
         sim = {"base": 0.0, "rows": [(0.0, 0.0, [25.0]), (8.0, 4000.0, [12.5]), (16.0, 0.0, [25.0]),
                                      (24.0, 0.0, [25.0])]}
-        got = lab.agreement({}, sim, segs, ["h2"], 25.0, 25.0)
+        got = lab_sim.agreement({}, sim, segs, ["h2"], 25.0, 25.0)
         self.assertEqual(got["queue_mean_kb"], 4.0)
         self.assertNotIn("queue_at_kmin_pct", got)
         # and its share of that time at Kmin or above
-        self.assertEqual(lab.agreement({}, sim, segs, ["h2"], 25.0, 25.0, 4000)["queue_at_kmin_pct"], 100.0)
-        self.assertEqual(lab.agreement({}, sim, segs, ["h2"], 25.0, 25.0, 4001)["queue_at_kmin_pct"], 0.0)
+        self.assertEqual(lab_sim.agreement({}, sim, segs, ["h2"], 25.0, 25.0, 4000)["queue_at_kmin_pct"], 100.0)
+        self.assertEqual(lab_sim.agreement({}, sim, segs, ["h2"], 25.0, 25.0, 4001)["queue_at_kmin_pct"], 0.0)
 
     def test_simulation_output_is_parsed_strictly(self):
         text = "t_ms\tqueue_bytes\trc1_mbps\tgoodput1_mbps\n10.000\t1082\t25.000\t24.000\n# jain 1\n"
-        self.assertEqual(lab.parse_sim(text, 1), [(0.01, 1082.0, [25.0])])
+        self.assertEqual(lab_sim.parse_sim(text, 1), [(0.01, 1082.0, [25.0])])
         with self.assertRaises(ValueError):
-            lab.parse_sim(text, 2)
+            lab_sim.parse_sim(text, 2)
 
     def test_report_runs_the_simulation(self):
         # A DCQCN mode with the parameters rxecc-sim prints for the paper
         # profile scaled to 25 Mbit/s: the report runs the simulation from
         # the senders' first packets to the load's end and compares.
-        exe = lab.sim_binary()
+        exe = lab_sim.sim_binary()
         self.assertTrue(os.access(exe, os.X_OK), f"{exe}: build the userspace first")
         with tempfile.TemporaryDirectory() as raw, tempfile.TemporaryDirectory() as out:
-            sc = scenario("senders = 2\nrate = 25mbit\nmodes = dcqcn\n")
+            sc = scenario_of("senders = 2\nrate = 25mbit\nmodes = dcqcn\n")
             sc_path = os.path.join(raw, "scenario.json")
             with open(sc_path, "w", encoding="utf-8") as f:
                 json.dump(sc, f)
@@ -1222,7 +1223,7 @@ class Report(unittest.TestCase):
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
             # no parameters recorded: said, and the check not met
             os.unlink(os.path.join(d, "dcqcn.json"))
-            r, _ = lab.analyse(raw, sc, sc["modes"][0])
+            r, _ = incast.analyse(raw, sc, sc["modes"][0])
             self.assertEqual(r["sim"], {"note": "no DCQCN parameters recorded (dcqcn.json)"})
 
     def test_senders_that_join_and_leave(self):
@@ -1230,24 +1231,24 @@ class Report(unittest.TestCase):
         # capture's runs 1000 s ahead (clock-offset). The statistics skip 2 s
         # after each change: 52-55 and 67-70 with h2 alone (fair share the
         # port's 50), 57-65 with both (25 each)
-        sc = scenario("senders = 2\nrate = 50mbit\nstagger = 5\nduration = 20\n")
+        sc = scenario_of("senders = 2\nrate = 50mbit\nstagger = 5\nduration = 20\n")
         self.assertEqual(sc["stagger"], 5)
-        with self.assertRaisesRegex(lab.ScenarioError, "too short for 3 senders joining and leaving"):
-            scenario("senders = 3\nstagger = 5\nduration = 23\n")
-        with self.assertRaisesRegex(lab.ScenarioError, "stagger 3 leaves no step to measure: 0 or at least 4 s"):
-            scenario("stagger = 3\n")
+        with self.assertRaisesRegex(scenario.ScenarioError, "too short for 3 senders joining and leaving"):
+            scenario_of("senders = 3\nstagger = 5\nduration = 23\n")
+        with self.assertRaisesRegex(scenario.ScenarioError, "stagger 3 leaves no step to measure: 0 or at least 4 s"):
+            scenario_of("stagger = 3\n")
         with tempfile.TemporaryDirectory() as d:
             pkts = [(1050 + i / 100, roce_packet("10.0.2.1", "10.0.1.1", 17, i)) for i in range(2001)]
             pkts += [(1055 + i / 100, roce_packet("10.0.3.1", "10.0.1.1", 18, i)) for i in range(1001)]
             write_pcap(os.path.join(d, "swp1.pcap"), sorted(pkts, key=lambda p: p[0]))
             with open(os.path.join(d, "clock-offset"), "w", encoding="utf-8") as f:
                 f.write("1000.0\n")
-            segs = lab.settled_segments(sc, d, (50.0, 70.0), ["h2", "h3"])
+            segs = analysis.settled_segments(sc, d, (50.0, 70.0), ["h2", "h3"])
             self.assertEqual(segs, [(52.0, 55.0, ["h2"]), (57.0, 65.0, ["h2", "h3"]), (67.0, 70.0, ["h2"])])
-            self.assertEqual(lab.fair_steps(sc, d, 50.0, 20.0),
+            self.assertEqual(incast.fair_steps(sc, d, 50.0, 20.0),
                              [(0.0, 50.0), (5.0, 25.0), (15.0, 50.0), (20.0, 50.0)])
             # a sender without packets: nothing to measure
-            self.assertEqual(lab.settled_segments(scenario("senders = 3\nstagger = 5\nduration = 30\n"), d, (50.0, 70.0),
+            self.assertEqual(analysis.settled_segments(scenario_of("senders = 3\nstagger = 5\nduration = 30\n"), d, (50.0, 70.0),
                                                   ["h2", "h3", "h4"]), [])
             # the simulation starts and stops each sender at its first and
             # last packet, from the earliest start, and runs to the load's end
@@ -1264,7 +1265,7 @@ class Report(unittest.TestCase):
             saved = os.environ.get("RXECC_SIM")
             os.environ["RXECC_SIM"] = fake
             try:
-                got, why = lab.simulate(d, sc, {"name": "m"})
+                got, why = lab_sim.simulate(d, sc, {"name": "m"})
             finally:
                 if saved is None:
                     del os.environ["RXECC_SIM"]
@@ -1279,19 +1280,19 @@ class Report(unittest.TestCase):
                              ("0.0,5000.0", "20000.0,15000.0", "15.000"))
         # h2 at the port's rate alone, then at half, then alone again; h3 at
         # half, at 40 for its last 2 s: 6 of its 8 s in band
-        st = lab.rate_stats({("h2", 17): [(50.5, 50.0), (55.5, 25.0), (65.5, 50.0)],
+        st = analysis.rate_stats({("h2", 17): [(50.5, 50.0), (55.5, 25.0), (65.5, 50.0)],
                              ("h3", 18): [(55.5, 25.0), (63.0, 40.0)]}, segs, ["h2", "h3"], 50, 50.0)
         self.assertEqual(st["senders"]["h2"], {"median_mbps": 25.0, "in_band_pct": 100.0})
         self.assertEqual(st["senders"]["h3"]["in_band_pct"], 75.0)
         self.assertEqual(st["seconds"], 14.0)
 
     def test_plots_in_a_directory_with_a_quote_and_a_space(self):
-        self.assertEqual(lab.gp_str("it's"), "'it''s'")
+        self.assertEqual(plots.gp_str("it's"), "'it''s'")
         with self.assertRaises(ValueError):
-            lab.gp_str("a\nsystem 'touch x'")
+            plots.gp_str("a\nsystem 'touch x'")
         with tempfile.TemporaryDirectory() as raw, tempfile.TemporaryDirectory() as top:
             out = os.path.join(top, "it's a 'dir'")
-            sc = scenario("senders = 2\nrate = 50mbit\nmodes = pfc\n")
+            sc = scenario_of("senders = 2\nrate = 50mbit\nmodes = pfc\n")
             sc_path = os.path.join(raw, "scenario.json")
             with open(sc_path, "w", encoding="utf-8") as f:
                 json.dump(sc, f)
@@ -1303,10 +1304,10 @@ class Report(unittest.TestCase):
 
     def test_percentile_is_nearest_rank(self):
         v = list(range(1, 101))
-        self.assertEqual(lab.percentile(v, 50), 50)
-        self.assertEqual(lab.percentile(v, 99), 99)
-        self.assertEqual(lab.percentile(v, 99.9), 100)
-        self.assertIsNone(lab.percentile([], 50))
+        self.assertEqual(shared.percentile(v, 50), 50)
+        self.assertEqual(shared.percentile(v, 99), 99)
+        self.assertEqual(shared.percentile(v, 99.9), 100)
+        self.assertIsNone(shared.percentile([], 50))
 
 
 class Cli(unittest.TestCase):
@@ -1344,6 +1345,80 @@ class Cli(unittest.TestCase):
                 self.assertIn("usage: lab.py", r.stderr)
                 self.assertNotIn("Traceback", r.stderr)
         self.assertEqual(self.run_lab("report", "/nonexistent", "/nonexistent.json", "/tmp").returncode, 1)
+
+
+class Package(unittest.TestCase):
+    """rxecc_lab's modules: each imports alone, and their imports of each
+    other form no circle; every topology has its registered scenario."""
+    HERE = os.path.dirname(os.path.abspath(__file__))
+
+    def modules(self):
+        top = os.path.join(self.HERE, "rxecc_lab")
+        for d, _, files in os.walk(top):
+            for f in sorted(files):
+                if f.endswith(".py"):
+                    rel = os.path.relpath(os.path.join(d, f), self.HERE)[:-3].replace(os.sep, ".")
+                    yield rel.removesuffix(".__init__"), os.path.join(d, f)
+
+    def graph(self):
+        """{module: the package's modules it imports}."""
+        import ast  # pylint: disable=import-outside-toplevel
+        mods = dict(self.modules())
+        edges = {}
+        for name, path in mods.items():
+            pkg = name if path.endswith("__init__.py") else name.rsplit(".", 1)[0]
+            with open(path, encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+            out = set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom):
+                    base = pkg.split(".")
+                    base = base[:len(base) - node.level + 1] if node.level else []
+                    target = ".".join(base + ([node.module] if node.module else []))
+                    for a in node.names:
+                        sub = f"{target}.{a.name}"
+                        out.add(sub if sub in mods else target)
+                elif isinstance(node, ast.Import):
+                    out.update(a.name for a in node.names)
+            edges[name] = {m for m in out if m in mods and m != name}
+        return edges
+
+    def test_each_module_imports_alone(self):
+        for name, _ in self.modules():
+            with self.subTest(module=name):
+                r = subprocess.run([sys.executable, "-c", f"import {name}"], cwd=self.HERE,
+                                   capture_output=True, text=True, check=False)
+                self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_no_import_circle(self):
+        edges = self.graph()
+        self.assertIn("rxecc_lab.capture", edges["rxecc_lab.scenarios.incast"])
+        state = {}
+
+        def visit(m, path):
+            if state.get(m) == "open":
+                self.fail("import circle: " + " -> ".join(path[path.index(m):] + [m]))
+            if state.get(m) == "done":
+                return
+            state[m] = "open"
+            for n in sorted(edges[m]):
+                visit(n, path + [m])
+            state[m] = "done"
+        for m in sorted(edges):
+            visit(m, [])
+        # the generic parts know no scenario: only the command line imports them
+        for m, out in edges.items():
+            if not m.startswith("rxecc_lab.scenarios") and m != "rxecc_lab.cli":
+                self.assertFalse([n for n in out if n.startswith("rxecc_lab.scenarios")], m)
+
+    def test_every_topology_has_its_scenario(self):
+        self.assertEqual(sorted(registry.SCENARIOS), sorted(scenario.TOPOLOGIES))
+        registry.require(scenario.TOPOLOGIES, scenarios.MODULES)
+        self.assertIs(registry.lookup("victim"), pathology)
+        with self.assertRaises(ValueError):
+            registry.lookup("mesh")
+        with self.assertRaises(RuntimeError):
+            registry.require(("incast", "mesh"), scenarios.MODULES)
 
 
 if __name__ == "__main__":

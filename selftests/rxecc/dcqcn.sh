@@ -17,8 +17,8 @@
 #   - tracepoints;
 #   - make demo's guest script and report end to end, short, with senders
 #     that join and leave (the host simulation beside them).
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/fabric.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
+source "$(dirname "$0")/../../lib/shell/fabric.sh"
 need_root
 # On a slower kernel (RXECC_RATE_SCALE, make check-debug) the bottleneck is
 # slower, and so that the runs keep their length the transfers shrink with
@@ -163,24 +163,7 @@ captures_stop() {
 # h2's capture to h1's of each of h2's data packets (BTH QP and PSN seen once
 # at each): the switch's queue plus a constant of the emulated hosts.
 queue_delay() {
-	python3 - "$LOGDIR/$1.h2.pcap" "$LOGDIR/$1.h1.pcap" <<-'EOF'
-		import os, sys
-		sys.path.insert(0, os.path.join(os.environ["RXECC_TOP"], "selftests", "rxecc"))
-		from rxecc_measure import packets, percentile
-		def once(path):
-		    seen, dup = {}, set()
-		    for t, src, dst, key in packets(path):
-		        if src == "10.0.2.1" and dst == "10.0.1.1":
-		            if key in seen:
-		                dup.add(key)
-		            seen[key] = t
-		    return {k: t for k, t in seen.items() if k not in dup}
-		sent, got = once(sys.argv[1]), once(sys.argv[2])
-		d = sorted((got[k] - t) * 1000 for k, t in sent.items() if k in got)
-		if len(d) < 100:
-		    sys.exit("too few packets matched: %d" % len(d))
-		print("%.2f %.2f" % (percentile(d, 50), percentile(d, 90)))
-	EOF
+	python3 "$HERE/dcqcn_check.py" queue-delay "$LOGDIR/$1.h2.pcap" "$LOGDIR/$1.h1.pcap"
 }
 
 # ---- 2:1 incast without and with DCQCN ----------------------------------
@@ -256,36 +239,12 @@ cnp_format() {
 	tshark -r "$f" -Y infiniband -T fields -E occurrence=f -e frame.len -e udp.dstport \
 		-e udp.payload -e infiniband.bth.opcode -e infiniband.bth.p_key -e infiniband.bth.psn \
 		-e ip.dsfield.dscp -e ip.dsfield.ecn -e infiniband.bth.destqp 2>/dev/null |
-		python3 -c '
-import sys
-qps = {int(q) for q in sys.argv[1].split()}
-n = bad = 0
-for line in sys.stdin:
-    ln, port, pl, op, pkey, psn, dscp, ecn, dqp = line.rstrip("\n").split("\t")
-    n += 1
-    b = bytes.fromhex(pl.replace(":", ""))
-    ok = (ln == "74" and port == "4791" and int(op, 0) == 0x81 and len(b) == 32 and b[0] == 0x81
-          and b[4] == 0x40 and b[1] == 0 and int(pkey, 0) == 0xffff and psn == "0" and dscp == "48"
-          and ecn == "0" and b[12:28] == bytes(16) and int(dqp, 16) in qps)
-    if not ok:
-        bad += 1
-        if bad < 4:
-            print("bad CNP:", line.strip())
-print(f"{n} CNPs captured at h1 (np_cnp_sent +{sys.argv[2]}), {bad} malformed")
-sys.exit(0 if n > 0 and bad == 0 else 1)' "$qps" "$ON_CNPS"
+		python3 "$HERE/dcqcn_check.py" cnp-format "$qps" "$ON_CNPS"
 }
 ktap_result "tshark: CNPs are 74 B, opcode 0x81, BECN, P_Key 0xffff, PSN 0, DSCP 48, Not-ECT, to the sender's QP" cnp_format
 # ecn_count PCAP: "SRC DST OPCODE ECN COUNT" for the RoCE packets of PCAP.
 ecn_count() {
-	python3 - "$1" <<-'EOF'
-		import collections, os, sys
-		sys.path.insert(0, os.path.join(os.environ["RXECC_TOP"], "selftests", "rxecc"))
-		from rxecc_measure import frames, roce
-		c = collections.Counter((r.src, r.dst, r.opcode, r.ecn)
-		                        for r in (roce(p) for _, p in frames(sys.argv[1])) if r is not None)
-		for (src, dst, op, ecn), n in sorted(c.items()):
-		    print(src, dst, op, ecn, n)
-	EOF
+	python3 "$HERE/dcqcn_check.py" ecn-count "$1"
 }
 ecn_on_wire() {
 	local h1 h2 sent ce ect
@@ -319,35 +278,7 @@ cnp_spacing() {
 	# A QP is its address and number: h2 and h3 can have QPs of one number.
 	tshark -r "$f" -Y 'infiniband.bth.opcode == 0x81' -T fields -e frame.time_epoch -e ip.dst \
 		-e infiniband.bth.destqp 2>/dev/null |
-		python3 -c '
-import sys
-gap = float(sys.argv[1]) / 1e6
-times, n = {}, 0
-for line in sys.stdin:
-    t, dst, dqp = line.split()
-    times.setdefault(dst + "/" + dqp, []).append(float(t))
-    n += 1
-# The driver spaces its decisions by the gap; the capture stamps the
-# transmission, later by the time it takes to build and send the CNP, which a
-# TCG vCPU preempted on a busy host can stretch by milliseconds for one CNP
-# and not the next (its gap shrinks by the stall; 8.6 ms seen once in CI-like
-# load; a late first CNP shortens the span by as much). So: the span of a
-# QP'"'"'s n CNPs at least n - 2 gaps, and at most 1 % of its gaps (at least
-# one) shorter than half a gap. A driver that did not space its CNPs would
-# send one per CE-marked packet: most gaps far below the gap.
-stall = gap / 2
-ok = n > 1
-for qp, ts in times.items():
-    if len(ts) < 2:
-        continue
-    gaps = [b - a for a, b in zip(ts, ts[1:])]
-    span = ts[-1] - ts[0]
-    short = sum(g < gap - stall for g in gaps)
-    print("%s: %d CNPs, smallest gap %d us, mean %d us, %d under half the gap" %
-          (qp, len(ts), min(gaps) * 1e6, span / len(gaps) * 1e6, short))
-    ok = ok and short <= max(1, len(gaps) // 100) and span >= (len(gaps) - 1) * gap
-print("%d CNPs" % n)
-sys.exit(0 if ok and any(len(ts) > 1 for ts in times.values()) else 1)' "$gap_us"
+		python3 "$HERE/dcqcn_check.py" cnp-spacing "$gap_us"
 }
 ktap_result "np_min_time_between_cnps 10 ms: per QP on the wire, n CNPs span n - 2 gaps or more and at most 1 % of the gaps are under half a gap" cnp_spacing
 
@@ -601,25 +532,7 @@ lab_end_to_end() {
 		>"$dir/guest.log" 2>&1 ||
 		{ tail -n 20 "$dir/guest.log"; return 1; }
 	python3 "$RXECC_TOP/ci/lab/lab.py" report "$dir/raw" "$dir/scenario.json" "$dir/report" || return 1
-	python3 - "$dir/report/report.json" <<'EOF'
-import json, sys
-r = json.load(open(sys.argv[1]))
-m = r["modes"][0]
-print("settled parts:", m["segments"])
-print("rate statistics:", m.get("rc"), "simulation:", m["sim"])
-assert [p for _, _, p in m["segments"]] == [["h2"], ["h2", "h3"], ["h2"]], m["segments"]
-assert m.get("rc") and sorted(m["rc"]["senders"]) == ["h2", "h3"], m.get("rc")
-assert m["cnp_handled"] > 0, m["cnp_handled"]
-assert "rc_diff_pct" in m["sim"], m["sim"]
-# goodput over the time both senders ran (4 s, scaled), and from 2 s on
-assert m["goodput_settled_pct"] is not None and m["goodput_pct"] > 0, m
-# the pacers' lost time (rp_pace_late_us, rp_pace_idle_us): read on every
-# sender, in % of their time under load, so at most 100 together
-print("pacers lost:", m.get("pace_late_pct"), "% late,", m.get("pace_idle_pct"), "% idle")
-assert 0 <= m["pace_late_pct"] and 0 <= m["pace_idle_pct"], m
-assert m["pace_late_pct"] + m["pace_idle_pct"] < 100, m
-assert {"dcqcn-rates.png", "dcqcn-sim.png", "dcqcn-jain.png"} <= set(r["plots"]), r["plots"]
-EOF
+	python3 "$HERE/dcqcn_check.py" lab-report "$dir/report/report.json"
 }
 ktap_result "the lab end to end: senders that join and leave (stagger), rates against the senders present, the host simulation beside them" lab_end_to_end
 ktap_finished

@@ -9,7 +9,7 @@
 # corrupted by string instructions run backwards). ci/vm.sh takes CX16 out of the guest's CPU
 # model; this test holds it to that: the guest's CPU has no CMPXCHG16B, or
 # its CMPXCHG16B leaves EFLAGS right (cx16_flags, userspace/tests).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
 CX16_FLAGS=$RXECC_TOP/build/userspace/cx16_flags
 
 ktap_header

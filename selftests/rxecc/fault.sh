@@ -24,8 +24,8 @@
 #     second, at most 80 % of a CPU in the kernel), and its transfer
 #     verifies.
 # No kernel report and no kmemleak object (ci/guest/init.sh) may follow.
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/fabric.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
+source "$(dirname "$0")/../../lib/shell/fabric.sh"
 VERBS_SUMMARY=$LOGDIR/fault-summary.txt
 source "$(dirname "$0")/verbs.sh"
 need_root

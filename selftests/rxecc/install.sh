@@ -10,7 +10,7 @@
 # holds only what it can load (the modules it names and their dependencies,
 # plus modules.order and modules.builtin*), bind-mounted over the real one:
 # the same depmod, modprobe and autoload paths, on some 20 files.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
 need_root
 KV=$(uname -r)
 
@@ -55,10 +55,10 @@ ktap_diag "make install took $((SECONDS - t0))s (depmod on the test's module tre
 ktap_result "modinfo finds rdma_rxecc under extra/" \
 	bash -c "modinfo -n rdma_rxecc | grep -qx /lib/modules/$KV/extra/rdma_rxecc.ko"
 ktap_result "rdma link add type rxecc autoloads rdma_rxecc" \
-	bash -c '! [ -d /sys/module/rdma_rxecc ] && source '"$(dirname "$0")"'/lib.sh && rdma_link_add x0 rxecc d0 && [ -d /sys/module/rdma_rxecc ]'
+	bash -c '! [ -d /sys/module/rdma_rxecc ] && source '"$(dirname "$0")"'/../../lib/shell/lib.sh && rdma_link_add x0 rxecc d0 && [ -d /sys/module/rdma_rxecc ]'
 # shellcheck disable=SC2016 # expanded by the inner bash -c, not here
 ktap_result "the autoloaded device works (ibv_rc_pingpong)" \
-	bash -c 'source '"$(dirname "$0")"'/lib.sh; g=$(wait_gid x0 10.0.0.1) &&
+	bash -c 'source '"$(dirname "$0")"'/../../lib/shell/lib.sh; g=$(wait_gid x0 10.0.0.1) &&
 		peer_pair inst ibv_rc_pingpong -d x0 -g $g -n 50 -c -- ibv_rc_pingpong -d x0 -g $g -n 50 -c 10.0.0.1'
 installed_tool() {
 	local out

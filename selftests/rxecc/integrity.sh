@@ -30,8 +30,8 @@
 #   - a go-back-N retry after the WQE it starts at was acknowledged, late,
 #     while it was being sent again (patch 0010): the next message arrives
 #     once.
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/fabric.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
+source "$(dirname "$0")/../../lib/shell/fabric.sh"
 VERBS_SUMMARY=$LOGDIR/integrity-summary.txt
 source "$(dirname "$0")/verbs.sh"
 need_root

@@ -25,8 +25,8 @@
 #     same one again for the same label, and some label over each spine.
 # Neither ECMP run may lose a packet in the CPU's receive backlog (softnet drops:
 # the fabric's veths have no other queue; fabric_leafspine sizes it).
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/fabric.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
+source "$(dirname "$0")/../../lib/shell/fabric.sh"
 need_root
 ITERS=${ITERS:-100}	# 16 KiB messages per QP
 
@@ -127,7 +127,7 @@ l4() {
 ktap_result "ECMP, L4 hash: 16 QPs h1 -> h8 over both spines (each QP its own UDP source port)" l4
 
 # ---- the UDP source port ----------------------------------------------------
-SPORT_CHECK="python3 $(dirname "$0")/sport_check.py"
+SPORT_CHECK="python3 $RXECC_TOP/lib/python/sport_check.py"
 VERBS=$RXECC_TOP/build/userspace/rxecc-verbs
 
 # cap_start NAME / cap_stop NAME: h1's RoCE packets (headers only, both

@@ -3,7 +3,7 @@
 # rdma_rxecc load/unload, rdma link add/delete, what userspace sees of the
 # device, repeated add/delete and unload/reload cycles, lazy per-namespace
 # binding of UDP 4791, and living beside the in-tree rdma_rxe.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
 need_root
 CYCLES=${CYCLES:-8}
 
@@ -33,7 +33,7 @@ ktap_result "ibv_devinfo: x0 bound to librxe, port active, Ethernet" \
 ktap_result "uverbs ABI version of x0 is 2 (rxe's)" \
 	bash -c 'for u in /sys/class/infiniband_verbs/uverbs*; do [ "$(cat $u/ibdev)" = x0 ] && [ "$(cat $u/abi_version)" = 2 ] && exit 0; done; exit 1'
 ktap_result "IPv4 and IPv6 RoCEv2 GIDs on x0" \
-	bash -c 'source '"$(dirname "$0")"'/lib.sh; wait_gid x0 10.0.0.1 && wait_gid x0 fd00::1 &&
+	bash -c 'source '"$(dirname "$0")"'/../../lib/shell/lib.sh; wait_gid x0 10.0.0.1 && wait_gid x0 fd00::1 &&
 		grep -q "RoCE v2" /sys/class/infiniband/x0/ports/1/gid_attrs/types/1'
 ktap_result "a second device on the same netdev is refused" \
 	bash -c '! rdma link add x1 type rxecc netdev d0'
@@ -81,7 +81,7 @@ ktap_result "no module reference leaked: ib_uverbs and ib_core unload" \
 # only a device that needs the port rdma_rxe holds, and leaves rdma_rxe's
 # devices alone, also when it unloads.
 ktap_result "stock rdma_rxe loads and creates y0" \
-	bash -c 'source '"$(dirname "$0")"'/lib.sh; rxe_load && rdma_link_add y0 rxe d1'
+	bash -c 'source '"$(dirname "$0")"'/../../lib/shell/lib.sh; rxe_load && rdma_link_add y0 rxe d1'
 ktap_result "insmod rdma_rxecc while rdma_rxe is loaded" rxecc_load
 dmesg -C
 ktap_result "rdma link add type rxecc in rdma_rxe's namespace fails" \
@@ -92,10 +92,10 @@ ktap_result "rmmod rdma_rxecc leaves rdma_rxe and its device y0 alone" \
 	bash -c 'rmmod rdma_rxecc && [ -d /sys/module/rdma_rxe ] && [ -e /sys/class/infiniband/y0 ]'
 # shellcheck disable=SC2016 # expanded by the inner bash -c, not here
 ktap_result "rdma_rxe's device y0 still works" \
-	bash -c 'source '"$(dirname "$0")"'/lib.sh; g=$(wait_gid y0 10.0.1.1) &&
+	bash -c 'source '"$(dirname "$0")"'/../../lib/shell/lib.sh; g=$(wait_gid y0 10.0.1.1) &&
 		peer_pair y0ping ibv_rc_pingpong -d y0 -g $g -n 50 -c -- ibv_rc_pingpong -d y0 -g $g -n 50 -c 10.0.1.1'
 ktap_result "after rdma_rxe unloads, rdma_rxecc makes x0 in init_net" \
-	bash -c 'source '"$(dirname "$0")"'/lib.sh; modules_unload && rxecc_load && rdma_link_add x0 rxecc d0'
+	bash -c 'source '"$(dirname "$0")"'/../../lib/shell/lib.sh; modules_unload && rxecc_load && rdma_link_add x0 rxecc d0'
 ktap_result "modprobe rdma_rxe fails while rdma_rxecc holds UDP 4791 in init_net" \
 	bash -c '! modprobe rdma_rxe && [ -e /sys/class/infiniband/x0 ]'
 modules_unload >/dev/null 2>&1

@@ -9,8 +9,8 @@
 #   - a namespace deleted, and a netdev moved out, while traffic runs; the
 #     module unloads afterwards;
 #   - stock rdma_rxe in init_net and rdma_rxecc in namespaces, both working.
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/fabric.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
+source "$(dirname "$0")/../../lib/shell/fabric.sh"
 need_root
 ITERS=${ITERS:-300}
 
@@ -176,7 +176,7 @@ move_out() {
 ktap_result "h2's netdev moved out during traffic: its device goes, h1 stays" move_out
 # shellcheck disable=SC2016 # expanded by the inner bash -c, not here
 ktap_result "surviving devices still work: h1 <-> h3 ibv_rc_pingpong" bash -c '
-	source '"$(dirname "$0")"'/lib.sh; source '"$(dirname "$0")"'/fabric.sh; FABRIC_PREFIX='"$FABRIC_PREFIX"'
+	source '"$(dirname "$0")"'/../../lib/shell/lib.sh; source '"$(dirname "$0")"'/../../lib/shell/fabric.sh; FABRIC_PREFIX='"$FABRIC_PREFIX"'
 	SERVER_NS=$(fabric_ns 3) CLIENT_NS=$(fabric_ns 1) peer_pair survive \
 		ibv_rc_pingpong -d h3 -g $(fabric_gid 3) -n 100 -c -- \
 		ibv_rc_pingpong -d h1 -g $(fabric_gid 1) -n 100 -c $(fabric_ip 3)'
@@ -193,11 +193,11 @@ coexist_setup() {
 ktap_result "rdma_rxecc (hosts h5, h6) and stock rdma_rxe (y0 in init_net) both loaded" coexist_setup
 # shellcheck disable=SC2016 # expanded by the inner bash -c, not here
 ktap_result "rdma_rxe's y0 works beside rdma_rxecc" bash -c '
-	source '"$(dirname "$0")"'/lib.sh; g=$(wait_gid y0 10.9.0.1) &&
+	source '"$(dirname "$0")"'/../../lib/shell/lib.sh; g=$(wait_gid y0 10.9.0.1) &&
 	peer_pair coex_y0 ibv_rc_pingpong -d y0 -g $g -n 200 -c -- ibv_rc_pingpong -d y0 -g $g -n 200 -c 10.9.0.1'
 # shellcheck disable=SC2016 # expanded by the inner bash -c, not here
 ktap_result "rdma_rxecc's h5 -> switch -> h6 works beside rdma_rxe" bash -c '
-	source '"$(dirname "$0")"'/lib.sh; source '"$(dirname "$0")"'/fabric.sh; FABRIC_PREFIX='"$FABRIC_PREFIX"'
+	source '"$(dirname "$0")"'/../../lib/shell/lib.sh; source '"$(dirname "$0")"'/../../lib/shell/fabric.sh; FABRIC_PREFIX='"$FABRIC_PREFIX"'
 	SERVER_NS=$(fabric_ns 6) CLIENT_NS=$(fabric_ns 5) peer_pair coex_h5 \
 		ib_write_bw -d h6 -x $(fabric_gid 6) -F -n 200 -- ib_write_bw -d h5 -x $(fabric_gid 5) -F -n 200 $(fabric_ip 6)'
 # rdma_rxe's unload would take rdma_rxecc's devices too (it unregisters every

@@ -20,7 +20,7 @@
 # routes that send traffic between the two local addresses out of the veth
 # instead of through the loopback (the local table after them), static
 # neighbours and accept_local for the packets that arrive from a local source.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
 need_root
 
 NQN=nqn.2026-12.io.rxecc:nvmeof-selftest

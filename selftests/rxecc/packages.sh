@@ -11,7 +11,7 @@
 # directories are hidden (so one build, under TCG), and /lib/modules/$KV is
 # a small tree of the modules the test loads (depmod over all of them takes
 # a minute in a TCG guest; see install.sh).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
 need_root
 KV=$(uname -r)
 DEBS=${RXECC_DEBS:-$RXECC_TOP/build/deb}
@@ -74,11 +74,11 @@ ktap_result "the aliases resolve to DKMS's modules (updates/dkms)" \
 	bash -c "modinfo -F filename rdma-link-rxecc | grep -q '^/lib/modules/$KV/updates/dkms/rdma_rxecc.ko' &&
 		modinfo -F filename sch_pfc | grep -q '^/lib/modules/$KV/updates/dkms/sch_pfc.ko'"
 ktap_result "rdma link add type rxecc autoloads rdma_rxecc" \
-	bash -c '! [ -d /sys/module/rdma_rxecc ] && source '"$(dirname "$0")"'/lib.sh &&
+	bash -c '! [ -d /sys/module/rdma_rxecc ] && source '"$(dirname "$0")"'/../../lib/shell/lib.sh &&
 		rdma_link_add x0 rxecc d0 && [ -d /sys/module/rdma_rxecc ]'
 # shellcheck disable=SC2016 # expanded by the inner bash -c, not here
 ktap_result "perftest over the packaged module (ib_send_bw, 2 MiB)" \
-	bash -c 'source '"$(dirname "$0")"'/lib.sh; g=$(wait_gid x0 10.0.0.1) &&
+	bash -c 'source '"$(dirname "$0")"'/../../lib/shell/lib.sh; g=$(wait_gid x0 10.0.0.1) &&
 		peer_pair pkg ib_send_bw -d x0 -x "$g" -s 65536 -n 32 -F -- \
 			ib_send_bw -d x0 -x "$g" -s 65536 -n 32 -F 10.0.0.1'
 packaged_tool() {

@@ -16,8 +16,8 @@
 #   - pause propagation through two switch hops, and a victim flow that shares
 #     the uplink but not the congested port, with PFC only and PFC + DCQCN.
 # The per-mode numbers go to the log and to $LOGDIR/pfc-report.txt.
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/fabric.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
+source "$(dirname "$0")/../../lib/shell/fabric.sh"
 need_root
 HERE=$(cd "$(dirname "$0")" && pwd)
 T=$RXECC_TOOL
@@ -95,20 +95,10 @@ good_config() {
 		kmin 5KB kmax 40KB pmax 50% || return 1
 	fabric_sw "$T" qdisc show dev swp1
 	# one python3 for all the values (a start takes seconds in a guest)
-	fabric_sw "$T" -j qdisc show dev swp1 | python3 -c '
-import json, sys
-q = json.load(sys.stdin)[0]
-bad = 0
-for v in sys.argv[1:]:
-    key, want, *prio = v.split()
-    got = q["prio"][int(prio[0])][key] if prio else q[key]
-    if str(got) != want:
-        where = " of prio " + prio[0] if prio else ""
-        print(f"{key}{where}: {got}, want {want}")
-        bad = 1
-sys.exit(bad)' "rate_bps 75000000" "pfc_enable 24" "link_mbps 1000" "delay_ns 50000" "quanta 1000" \
-		"limit 524288 3" "xoff 30000 3" "xon 10000 3" "headroom 60000 3" "kmin 5000 3" \
-		"kmax 40000 3" "pmax 50 3" "limit 524288 0" "xoff 65536 0" || return 1
+	fabric_sw "$T" -j qdisc show dev swp1 | python3 "$HERE/pfc_check.py" values "rate_bps 75000000" \
+		"pfc_enable 24" "link_mbps 1000" "delay_ns 50000" "quanta 1000" "limit 524288 3" \
+		"xoff 30000 3" "xon 10000 3" "headroom 60000 3" "kmin 5000 3" "kmax 40000 3" "pmax 50 3" \
+		"limit 524288 0" "xoff 65536 0" || return 1
 	[ "$(fabric_sw tc -s class show dev swp1 | grep -c '^class pfc')" -eq 8 ] || return 1
 	fabric_sw tc qdisc del dev swp1 root || return 1
 	fabric_sw tc qdisc show dev swp1 | grep -q 'qdisc pfc' && return 1

@@ -19,6 +19,9 @@ the qdisc's statistics (`rxecc -j qdisc show`) and perftest's logs.
       Jain index, drops, PFC frames, time paused, retransmissions, CNPs
   goodput HOST PCAP:DST...
       the goodput of sender HOST (h4) in Mbit/s
+  values "KEY WANT [PRIO]"...
+      `rxecc -j qdisc show` of one qdisc on stdin: each KEY (of priority
+      PRIO's, or of the qdisc's) is WANT; a line for each that is not
 """
 import json
 import os
@@ -26,7 +29,9 @@ import re
 import subprocess
 import sys
 
-import rxecc_measure
+# the measurement code shared with the lab (lib/python/)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib", "python"))
+import rxecc_measure  # noqa: E402  pylint: disable=wrong-import-position
 
 MBPS_PER_MBS = 8 * 1048576 / 1e6   # perftest's MB/sec is 2^20 bytes
 
@@ -173,6 +178,19 @@ def report(name, logdir, specs):
     return 0
 
 
+def wrong_values(q, specs):
+    """The lines naming each value of the qdisc q (its JSON) that is not as
+    a spec ("KEY WANT [PRIO]") wants."""
+    out = []
+    for v in specs:
+        key, want, *prio = v.split()
+        got = q["prio"][int(prio[0])][key] if prio else q[key]
+        if str(got) != want:
+            where = " of prio " + prio[0] if prio else ""
+            out.append(f"{key}{where}: {got}, want {want}")
+    return out
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "pause":
@@ -181,6 +199,11 @@ def main():
         return frames(args[0], args[1], args[2], args[3:])
     if cmd == "report":
         return report(args[0], args[1], args[2:])
+    if cmd == "values":
+        bad = wrong_values(json.load(sys.stdin)[0], args)
+        for line in bad:
+            print(line)
+        return 1 if bad else 0
     if cmd == "goodput":
         print(f"{flows_mbps(args[1:]).get(args[0], 0.0):.1f}")
         return 0

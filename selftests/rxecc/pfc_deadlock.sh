@@ -21,10 +21,9 @@
 #     goes to the log (docs/pfc.md has what it measured).
 # The operator's view of each run (per 100 ms: packets sent, PFC frames,
 # drops, ECN marks, backlog of every ring port) is in $LOGDIR/deadlock-*.tsv.
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/fabric.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
+source "$(dirname "$0")/../../lib/shell/fabric.sh"
 need_root
-HERE=$(cd "$(dirname "$0")" && pwd)
 T=$RXECC_TOOL
 DUR=${DUR:-6}
 RATE=${RATE:-$(scaled_rate 20)}	# Mbit/s of every ring link
@@ -125,11 +124,11 @@ ring_run() {
 	# by itself before its QP gives up (8.6 s), so it is stopped.
 	sleep $((DUR + 1))
 	ring_stop
-	python3 "$HERE/pfc_timeline.py" table 3 "$LOGDIR/deadlock-$name.samples" --ports "$RING" \
+	python3 "$RXECC_TOP/lib/python/pfc_timeline.py" table 3 "$LOGDIR/deadlock-$name.samples" --ports "$RING" \
 		>"$LOGDIR/deadlock-$name.tsv" &&
-		python3 "$HERE/pfc_timeline.py" summary 3 "$LOGDIR/deadlock-$name.samples" --ports "$RING" \
+		python3 "$RXECC_TOP/lib/python/pfc_timeline.py" summary 3 "$LOGDIR/deadlock-$name.samples" --ports "$RING" \
 			>"$LOGDIR/deadlock-$name.json" || return 1
-	python3 "$HERE/pfc_timeline.py" line "$LOGDIR/deadlock-$name.json"
+	python3 "$RXECC_TOP/lib/python/pfc_timeline.py" line "$LOGDIR/deadlock-$name.json"
 }
 
 # sv NAME EXPR: a Python expression over the summary s of run NAME (ports: p).

@@ -25,13 +25,16 @@ namespace root) in DEV's network namespace.
 import argparse
 import errno
 import json
+import os
 import random
 import socket
 import struct
 import subprocess
 import sys
 
-from pfc_sampler import messages
+# the measurement code shared with the lab (lib/python/)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib", "python"))
+from pfc_sampler import messages  # noqa: E402  pylint: disable=wrong-import-position
 
 RTM_NEWQDISC, RTM_GETQDISC = 36, 38
 NLM_F_REQUEST, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP = 0x1, 0x4, 0x400, 0x300

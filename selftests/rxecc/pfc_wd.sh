@@ -40,8 +40,8 @@
 # scrapes h1's counters with their hw_counters values. Its infiniband
 # collector runs beside it; what it makes of rxecc's device is shown
 # (docs/counters.md: Debian's 1.5.0 reads nothing from rxe or rxecc).
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/fabric.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
+source "$(dirname "$0")/../../lib/shell/fabric.sh"
 need_root
 HERE=$(cd "$(dirname "$0")" && pwd)
 T=$RXECC_TOOL

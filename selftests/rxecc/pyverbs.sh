@@ -4,7 +4,7 @@
 # rdma_rxe and on rdma_rxecc in the same boot, one device each on the same
 # netdev. Every test that passes on rdma_rxe must pass on rdma_rxecc.
 # Both result sets are kept in $LOGDIR/pyverbs-{rxe,rxecc}.{log,results}.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
 need_root
 HERE=$(cd "$(dirname "$0")" && pwd)
 SUITE=/usr/share/doc/rdma-core/tests

@@ -46,8 +46,8 @@
 #     exactly what they say, and the rules decide which is which;
 #   - PFC frames are sent only out of Ethernet ports: traffic that reaches a
 #     pfc port through a bridge device pauses nobody through it.
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/fabric.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
+source "$(dirname "$0")/../../lib/shell/fabric.sh"
 need_root
 HERE=$(cd "$(dirname "$0")" && pwd)
 T=$RXECC_TOOL
@@ -295,24 +295,7 @@ bridge_port() {
 		ip netns exec "$ns" python3 "$HERE/pfc_inject.py" sink0 --prio "$p" --count 1 --no-xon \
 			>/dev/null || return 1
 	done
-	ip netns exec "$hn" python3 -c '
-import socket, struct, sys, time
-SOL_PACKET, PACKET_AUXDATA, TP_STATUS_VLAN_VALID = 263, 8, 0x10
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))  # ETH_P_ALL: before untagging
-s.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
-s.bind(("v1-h", 0))
-s.settimeout(10)
-end = time.time() + 10
-while time.time() < end:
-    f, anc, _, _ = s.recvmsg(2048, 64)
-    tagged = any(struct.unpack_from("=I", d)[0] & TP_STATUS_VLAN_VALID
-                 for lvl, typ, d in anc if lvl == SOL_PACKET and typ == PACKET_AUXDATA)
-    if f[:6] == bytes.fromhex("0180c2000001") and f[12:16] == b"\x88\x08\x01\x01":
-        enable, *times = struct.unpack("!H8H", f[16:34])
-        if enable & 4 and times[2]:
-            print("XOFF for priority 2 on v1-h,", "tagged" if tagged else "untagged")
-            sys.exit(1 if tagged else 0)
-sys.exit("no XOFF for priority 2 reached v1-h")' >"$LOGDIR/vlan-xoff.log" 2>&1 &
+	ip netns exec "$hn" python3 "$HERE/vlan_xoff.py" v1-h 2 >"$LOGDIR/vlan-xoff.log" 2>&1 &
 	cap=$!
 	sleep 1
 	# priority 2 (DSCP 16) through VLAN 5 to out0

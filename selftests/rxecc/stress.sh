@@ -11,8 +11,8 @@
 #   - rmmod rdma_rxecc while QPs are in use is refused and changes nothing;
 #     once they are closed it unloads.
 # ci/selftests.sh fails the run on any kernel splat.
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/fabric.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
+source "$(dirname "$0")/../../lib/shell/fabric.sh"
 VERBS_SUMMARY=$LOGDIR/stress-summary.txt
 source "$(dirname "$0")/verbs.sh"
 need_root

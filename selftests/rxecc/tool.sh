@@ -14,8 +14,8 @@
 #   - a change through the tool changes the packets on the wire (tshark);
 #   - counters and QPs as the tool shows them while perftest runs;
 #   - a fixed-seed fuzz loop of malformed netlink requests.
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/fabric.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
+source "$(dirname "$0")/../../lib/shell/fabric.sh"
 need_root
 T=$RXECC_TOOL
 HERE=$(cd "$(dirname "$0")" && pwd)

@@ -10,7 +10,7 @@
 # read responses: rxe 6.1 answers each drop with an RNR NAK in the middle of
 # the response, which rxecc's completer must take and retry (patch 0012), and
 # no READ may complete as a success with data that was not written.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
 source "$(dirname "$0")/verbs.sh"
 need_root
 ME=${RXECC_GUEST_INDEX:?run by ci/vm.sh --guests 2}

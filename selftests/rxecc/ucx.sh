@@ -24,8 +24,8 @@
 #     host's address); each rank gets its host's device and GID on its own
 #     command line (`env UCX_NET_DEVICES=... rxecc-mpi`: the devices of
 #     every namespace are visible in each, rdma's netns mode is shared).
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/fabric.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
+source "$(dirname "$0")/../../lib/shell/fabric.sh"
 need_root
 command -v ucx_perftest >/dev/null || ktap_exit_skip "ucx_perftest is not installed (ucx-utils)"
 

@@ -4,7 +4,7 @@
 # device): perftest bandwidth and latency tests with and without rdma_cm,
 # RC and UD, IPv4 and IPv6 GIDs; ibv_rc/ud_pingpong with buffer checks;
 # rping with data validation; qperf over rdma_cm.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../../lib/shell/lib.sh"
 need_root
 
 IP=10.0.0.1

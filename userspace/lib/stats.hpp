@@ -12,7 +12,7 @@ namespace rxecc::stats {
 
 // The nearest-rank percentile of ascending `sorted`: the smallest value with
 // at least `per_mille` / 10 % of them at or below it (rank ceil(q n),
-// computed exactly), as the lab's Python (selftests/rxecc/rxecc_measure.py)
+// computed exactly), as the lab's Python (lib/python/rxecc_measure.py)
 // computes it. Throws std::invalid_argument for an empty input or a
 // per_mille above 1000.
 [[nodiscard]] uint64_t nearest_rank(const std::vector<uint64_t>& sorted, unsigned per_mille);

@@ -2,10 +2,10 @@
 """What the selftests and the congestion lab compute in common: the RoCEv2
 packets of a capture, goodput, Jain's fairness index and percentiles.
 
-Imported by the scripts beside it (selftests/rxecc/*.py) as is, and from
-elsewhere (ci/lab/lab.py, the selftests' inline python) after the one path
-setup, with RXECC_TOP the repository:
-    sys.path.insert(0, os.path.join(RXECC_TOP, "selftests", "rxecc"))
+It lives in lib/python/, which the selftests (selftests/rxecc/) and the lab
+(ci/lab/) both use and neither owns; imported after the one path setup, with
+RXECC_TOP the repository (the lab: ci/lab/rxecc_lab/shared.py):
+    sys.path.insert(0, os.path.join(RXECC_TOP, "lib", "python"))
 
 The capture reader is written for speed on the guests' emulated CPUs (a
 capture of 10^5 packets; tshark's full dissection of one takes a minute or

@@ -5,13 +5,18 @@ all-to-all among the eight hosts of the leaf-spine, in each congestion
 control mode: the iteration time, bus bandwidth and slowest rank as
 nccl-tests reports them, whether every element was right, the operator's
 counters (PFC frames, CNPs, ECN marks, drops), and per 100 ms the data the
-leaves delivered to the hosts and the operator's events. lab.py's `report`
-calls report() here."""
+leaves delivered to the hosts and the operator's events. Registered for
+topology collective (rxecc_lab.registry)."""
 import json
 import os
+import sys
 
-import lab
-import pathology
+from .. import registry
+from ..checks import not_applicable, uncovered
+from ..common import fmt, to_bytes
+from ..plots import gnuplot, gp_file, gp_str, write_data
+from ..report import analyse_and_record, print_summary, write_report_md
+from . import pathology
 
 BIN_S = 0.1
 HOST_PORTS = [f"lf1:swp{i}" for i in range(1, 5)] + [f"lf2:swp{i}" for i in range(5, 9)]
@@ -38,7 +43,7 @@ def fabric_bound_s(sc):
     more than a host's link carries ((n-1)/n S), if ECMP spreads the QPs
     evenly."""
     n = 8
-    mbit = lab.to_bytes(sc["coll_bytes"]) // (4 * n) * 4 * n * 8 / 1e6	# whole elements per rank
+    mbit = to_bytes(sc["coll_bytes"]) // (4 * n) * 4 * n * 8 / 1e6	# whole elements per rank
     host = (2 if sc["collective"] == "allreduce" else 1) * (n - 1) / n * mbit / min(sc["link"], sc["rate"])
     if sc["collective"] == "allreduce":
         return host
@@ -142,12 +147,12 @@ def checks(results, sc):
         base, pfc, both = by.get((False, False)), by.get((True, False)), by.get((True, True))
         text = "without PFC or DCQCN: the switches drop packets"
         if (False, False) not in declared:
-            out.append(lab.not_applicable(text, "no mode of the scenario runs without both"))
+            out.append(not_applicable(text, "no mode of the scenario runs without both"))
         elif not base:
             out.append((text, False, "that mode was not recorded"))
         text = f"DCQCN + PFC: at most 1/{FEWER_PFC} of PFC alone's PFC frames"
         if not {(True, False), (True, True)} <= declared:
-            out.append(lab.not_applicable(text, "the scenario lacks a mode with PFC alone or with both"))
+            out.append(not_applicable(text, "the scenario lacks a mode with PFC alone or with both"))
         elif not (pfc and both):
             out.append((text, False, "one of the two modes was not recorded"))
         if base:
@@ -161,7 +166,7 @@ def checks(results, sc):
             out.append((f"{both['label']}: at most 1/{FEWER_PFC} of {pfc['label']}'s PFC frames (DCQCN slows "
                         "the senders before the queues reach XOFF)", a * FEWER_PFC <= b and b > 0,
                         f"{a} vs {b}"))
-    return lab.uncovered(results, out)
+    return uncovered(results, out)
 
 
 def describe(sc):
@@ -193,10 +198,14 @@ COLUMNS = [
 SPREAD_FIGURES = [(h, g) for h, g in COLUMNS if h not in ("slow rank", "fabric-bound ms")]
 
 
+def spread_figures(topology):  # pylint: disable=unused-argument
+    return SPREAD_FIGURES
+
+
 def md_table(results):
     lines = ["| mode | " + " | ".join(h for h, _ in COLUMNS) + " |", "|---|" + "---|" * len(COLUMNS)]
     for r in results:
-        cells = ["-"] * len(COLUMNS) if "error" in r else [lab.fmt(g(r)) for _, g in COLUMNS]
+        cells = ["-"] * len(COLUMNS) if "error" in r else [fmt(g(r)) for _, g in COLUMNS]
         lines.append(f"| {r['label']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -211,28 +220,28 @@ def plots(sc, results, allseries, outdir):
             continue
         name = r["name"]
         dfile = os.path.join(outdir, f"delivered-{name}.tsv")
-        lab.write_data(dfile, [list(x) for x in s["delivered"]])
+        write_data(dfile, [list(x) for x in s["delivered"]])
         tfile = os.path.join(outdir, f"timeline-{name}.tsv")
         pathology.write_timeline(tfile, s["timeline"])
         png = f"{name}.png"
-        script = ["set terminal pngcairo size 1000,700 font ',10'", f"set output {lab.gp_str(png)}",
+        script = ["set terminal pngcairo size 1000,700 font ',10'", f"set output {gp_str(png)}",
                   "set multiplot layout 2,1", "set grid", "set key outside right",
-                  f"set title {lab.gp_str(r['label'] + ': delivered to the hosts, per 100 ms')}",
+                  f"set title {gp_str(r['label'] + ': delivered to the hosts, per 100 ms')}",
                   "set xlabel 's since the ranks started'", "set ylabel 'Mbit/s'",
                   f"set yrange [0:{sc['rate'] * 8 * 1.2}]",
-                  f"plot {lab.gp_file(dfile, outdir)} using 1:2 with steps lw 2 title 'all 8 hosts', "
+                  f"plot {gp_file(dfile, outdir)} using 1:2 with steps lw 2 title 'all 8 hosts', "
                   f"{sc['rate'] * 8} with lines dt 2 lc rgb 'black' title '8 host links'",
-                  f"set title {lab.gp_str(r['label'] + ': what the operator sees, per 100 ms')}",
+                  f"set title {gp_str(r['label'] + ': what the operator sees, per 100 ms')}",
                   "set ylabel 'events per 100 ms'"]
         script += pathology.operator_panel(tfile, s["timeline"], outdir)
         script.append("unset multiplot")
-        lab.gnuplot("\n".join(script) + "\n", outdir)
+        gnuplot("\n".join(script) + "\n", outdir)
         made.append(png)
     return made
 
 
 def report(raw, sc, outdir):
-    results, _, made, ck = lab.analyse_and_record(raw, sc, outdir, analyse, plots, checks)
+    results, _, made, ck = analyse_and_record(raw, sc, outdir, analyse, plots, checks)
     notes = ("Time, busbw, slowest, worst, slow rank, wrong: rank 0's report (rxecc-coll, nccl-tests' "
              "definitions: docs/lab.md, \"Collectives\"). Fabric-bound: the least time of an iteration at "
              "the links' rate (all-reduce: 2(n-1)/n of the buffer over each rank's link; all-to-all: the "
@@ -240,7 +249,11 @@ def report(raw, sc, outdir):
              "retries: the hosts' completer_retry_err (a retransmission after a timeout or a NAK). PFC "
              "frames (XOFF and XON, switches and hosts), CNPs "
              "(the hosts'), ECN marks and drops (every switch port): while the ranks ran, set-up included.")
-    lab.write_report_md(outdir, [f"# Collectives on the leaf-spine: {describe(sc)}", "", md_table(results), "",
+    write_report_md(outdir, [f"# Collectives on the leaf-spine: {describe(sc)}", "", md_table(results), "",
                                  notes, ""], ck, [], made)
-    lab.print_summary(describe(sc), results, COLUMNS, ck, outdir, made)
+    print_summary(describe(sc), results, COLUMNS, ck, outdir, made)
     return 0
+
+
+TOPOLOGIES = ("collective",)
+registry.register(sys.modules[__name__])

@@ -3,14 +3,19 @@
 victim or storm; ci/guest/lab_fabric.sh records them): per mode the goodput
 of each group of flows over time, the operator's view per 100 ms (PFC
 frames, CNPs, ECN marks, drops, storms: the counters a switch and an RNIC
-export), the figures of the table, the expectations, the plots. lab.py's
-`report` calls report() here for those topologies."""
+export), the figures of the table, the expectations, the plots. Registered for
+those topologies (rxecc_lab.registry)."""
 import bisect
 import json
 import os
+import sys
 
-import lab
-from pfc_timeline import Port, intersect
+from .. import registry
+from ..checks import not_applicable, uncovered
+from ..common import fmt
+from ..plots import gnuplot, gp_file, gp_str, write_data
+from ..report import analyse_and_record, print_summary, write_report_md
+from ..shared import Port, intersect
 
 BIN_S = 0.1
 # Each topology's groups of flows: (name, the switch port they leave by: its
@@ -220,7 +225,7 @@ def checks(results, sc):
     alone = next((r for r in ok if declared and r["name"] == declared["name"]), None)
     missing = f"{declared['label']} was not recorded" if declared and alone is None else None
     if declared is None:
-        out.append(lab.not_applicable({"ring": "PFC alone: the ring freezes", "victim": "PFC alone: the "
+        out.append(not_applicable({"ring": "PFC alone: the ring freezes", "victim": "PFC alone: the "
                                        "victim is held back", "storm": "PFC alone: the stalled host's pauses "
                                        "spread"}[topo], "no mode of the scenario runs PFC alone (no DCQCN, "
                                       "no watchdog, no storm prevention)"))
@@ -236,7 +241,7 @@ def checks(results, sc):
             text = (f"{lbl}: the watchdog breaks the deadlock (a storm detected on a ring port, no freeze of "
                     "1 s, over twice the ring's packets of PFC alone)")
             if declared is None:
-                out.append(lab.not_applicable(text, "no mode of the scenario runs PFC alone"))
+                out.append(not_applicable(text, "no mode of the scenario runs PFC alone"))
             elif alone is None:
                 out.append((text, False, missing))
             else:
@@ -255,7 +260,7 @@ def checks(results, sc):
         if topo == "victim" and r["pfc"] and r["dcqcn"]:
             text = f"{lbl}: the victim gets {VICTIM_GAIN:g}x its goodput with PFC alone or more"
             if declared is None:
-                out.append(lab.not_applicable(text, "no mode of the scenario runs PFC alone"))
+                out.append(not_applicable(text, "no mode of the scenario runs PFC alone"))
             elif alone is None:
                 out.append((text, False, missing))
             else:
@@ -281,7 +286,7 @@ def checks(results, sc):
             elif r["pfc"] and r["watchdog"] and r["watchdog_ports"] == "all":
                 # no expectation: whether the uplink's watchdog fires too depends on which of the two
                 # stalled queues passes the detection time first (docs/lab.md)
-                out.append(lab.not_applicable(f"{lbl}: the protection fires and the victim recovers",
+                out.append(not_applicable(f"{lbl}: the protection fires and the victim recovers",
                                               "with the watchdog on every port it is a race (docs/lab.md)"))
             elif r["pfc"] and protected:
                 fired = (r["stall_storm_events"] >= 1 if prevents(r, sc) else True) and \
@@ -293,11 +298,11 @@ def checks(results, sc):
                             f"h1 storm events {r['stall_storm_events']}, switch watchdog storms "
                             f"{r['watchdog_storms']}; {after} vs {before} Mbit/s, back for good after "
                             f"{r['recovery_s']} s"))
-    return lab.uncovered(results, out)
+    return uncovered(results, out)
 
 
 def spread_figures(topology):
-    """The figures of a mode that lab.py's spread over runs reports."""
+    """The figures of a mode that the spread over runs reports."""
     figs = [(f"{n} Mbit/s", lambda r, n=n: (r.get("goodput_mbps") or {}).get(n)) for n, _ in GROUPS[topology]]
     if topology == "ring":
         figs.append(("longest freeze s", lambda r: r.get("longest_frozen_s")))
@@ -343,7 +348,7 @@ def md_table(results, sc):
         if "error" in r:
             lines.append(f"| {r['label']} | " + " | ".join("-" for _ in cols) + " |")
             continue
-        lines.append(f"| {r['label']} | " + " | ".join(lab.fmt(g(r)) for _, g in cols) + " |")
+        lines.append(f"| {r['label']} | " + " | ".join(fmt(g(r)) for _, g in cols) + " |")
     return "\n".join(lines)
 
 
@@ -375,8 +380,8 @@ def operator_panel(tfile, rows, outdir):
         script = ["set yrange [0:1]", "set label 'no event' at graph 0.45,0.5"]
         use = "{c}"
     script.append("plot " + ", ".join(
-        f"{lab.gp_file(tfile, outdir)} using 1:{use.format(c=i + 2)} with impulses lw 2 "
-        f"title {lab.gp_str(k.replace('_', ' '))}" for i, k in enumerate(TIMELINE)))
+        f"{gp_file(tfile, outdir)} using 1:{use.format(c=i + 2)} with impulses lw 2 "
+        f"title {gp_str(k.replace('_', ' '))}" for i, k in enumerate(TIMELINE)))
     return script
 
 
@@ -392,14 +397,14 @@ def plots(sc, results, allseries, outdir):
         rows = []
         for i, (t, _) in enumerate(s["groups"][groups[0]]):
             rows.append([t] + [s["groups"][g][i][1] for g in groups])
-        lab.write_data(gfile, rows)
+        write_data(gfile, rows)
         tfile = os.path.join(outdir, f"timeline-{name}.tsv")
         write_timeline(tfile, s["timeline"])
         png = f"{name}.png"
         stall = r.get("stall_s")
         script = [
-            "set terminal pngcairo size 1000,700 font ',10'", f"set output {lab.gp_str(png)}",
-            "set multiplot layout 2,1", f"set title {lab.gp_str(r['label'] + ': goodput per 100 ms')}",
+            "set terminal pngcairo size 1000,700 font ',10'", f"set output {gp_str(png)}",
+            "set multiplot layout 2,1", f"set title {gp_str(r['label'] + ': goodput per 100 ms')}",
             "set ylabel 'Mbit/s'", "set xlabel 's since the load started'", "set key outside right",
             "set grid", f"set yrange [0:{sc['link'] * 1.6}]",
         ]
@@ -407,22 +412,22 @@ def plots(sc, results, allseries, outdir):
             script.append(f"set arrow from {stall},graph 0 to {stall},graph 1 nohead dt 2 lc rgb 'red'")
             script.append(f"set label 'receive stall' at {stall},graph 0.95 offset 0.5,0 tc rgb 'red'")
         script.append("plot " + ", ".join(
-            f"{lab.gp_file(gfile, outdir)} using 1:{i + 2} with steps lw 2 title {lab.gp_str(g)}"
+            f"{gp_file(gfile, outdir)} using 1:{i + 2} with steps lw 2 title {gp_str(g)}"
             for i, g in enumerate(groups)))
         script += ["unset label", "unset arrow",
-                   f"set title {lab.gp_str(r['label'] + ': what the operator sees, per 100 ms')}",
+                   f"set title {gp_str(r['label'] + ': what the operator sees, per 100 ms')}",
                    "set ylabel 'events per 100 ms'"]
         if stall is not None:
             script.append(f"set arrow from {stall},graph 0 to {stall},graph 1 nohead dt 2 lc rgb 'red'")
         script += operator_panel(tfile, s["timeline"], outdir)
         script.append("unset multiplot")
-        lab.gnuplot("\n".join(script) + "\n", outdir)
+        gnuplot("\n".join(script) + "\n", outdir)
         made.append(png)
     return made
 
 
 def report(raw, sc, outdir):
-    results, allseries, made, ck = lab.analyse_and_record(raw, sc, outdir, analyse, plots, checks)
+    results, allseries, made, ck = analyse_and_record(raw, sc, outdir, analyse, plots, checks)
     notes = ("Goodput: bytes each group's switch port sent, over the load (from its first byte). The "
              "operator's counters, over the load, every switch port (`pfc` qdisc) and host (hw_counters) "
              "together: PFC frames sent (XOFF and XON) and received, CNPs the hosts sent, ECN marks the "
@@ -439,7 +444,11 @@ def report(raw, sc, outdir):
                  "|---|" + "---|" * len(TIMELINE)]
         body += ["| " + " | ".join(str(x) for x in row) + " |" for row in per_second(s)]
         body.append("")
-    lab.write_report_md(outdir, [f"# When PFC goes wrong: {sc['topology']}", "", describe(sc), "",
+    write_report_md(outdir, [f"# When PFC goes wrong: {sc['topology']}", "", describe(sc), "",
                                  md_table(results, sc), "", notes, ""], ck, body, made)
-    lab.print_summary(describe(sc), results, columns(sc), ck, outdir, made)
+    print_summary(describe(sc), results, columns(sc), ck, outdir, made)
     return 0
+
+
+TOPOLOGIES = ("ring", "victim", "storm")
+registry.register(sys.modules[__name__])

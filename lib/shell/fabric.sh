@@ -412,7 +412,7 @@ fabric_backlog_sampler() {
 fabric_qdisc_sampler() {
 	local s specs=()
 	for s in "${FABRIC_SWITCHES[@]}"; do specs+=("$s=$(fabric_sw_ns "$s")"); done
-	python3 "$RXECC_TOP/selftests/rxecc/pfc_sampler.py" --interval "${1:-0.1}" "${specs[@]}"
+	python3 "$RXECC_TOP/lib/python/pfc_sampler.py" --interval "${1:-0.1}" "${specs[@]}"
 }
 
 # A receive stall (fabric_stall_*): rx_stall.py's pid and its host. A
@@ -423,7 +423,7 @@ fabric_stall_prepare() {
 	local i=$1 out=$2
 	shift 2
 	fabric_stall_stop
-	ip netns exec "$(fabric_ns "$i")" python3 "$RXECC_TOP/selftests/rxecc/rx_stall.py" "$@" \
+	ip netns exec "$(fabric_ns "$i")" python3 "$RXECC_TOP/lib/python/rx_stall.py" "$@" \
 		>"$out.json" 2>"$out.err" &
 	FABRIC_STALL=$! FABRIC_STALL_HOST=$i
 	if ! wait_for "$(scaled_time 30)" grep -q bound "$out.json"; then

@@ -3,16 +3,21 @@
 records it): per mode which spine each flow (QP) took, by its bytes counted
 on the spines under its UDP source port; each flow's completion time of the
 fixed transfer; each uplink's Mbit/s over time; the operator's counters; the
-expectations; the plots. lab.py's `report` calls report() here."""
+expectations; the plots. Registered for topology ecmp
+(rxecc_lab.registry)."""
 import itertools
 import json
 import os
 import re
 import sys
 
-import lab
-import pathology
-from sport_check import get_udp_sport, qpn_sport
+from .. import registry
+from ..checks import not_applicable
+from ..common import fmt, to_bytes
+from ..plots import gnuplot, gp_file, gp_str, write_data
+from ..report import analyse_and_record, print_summary, write_report_md
+from ..shared import get_udp_sport, qpn_sport
+from . import pathology
 
 SPINES = ("sp1", "sp2")
 UPLINKS = {"sp1": "lf1:to-sp1", "sp2": "lf1:to-sp2"}
@@ -187,7 +192,7 @@ def analyse(raw, sc, mode):
     # the busiest uplink's transfers (payload) at its rate: a floor under the job's time
     bytes_on = {s: sum(f["bytes"][s] for f in placed) for s in SPINES}
     r["spine_mbytes"] = {s: round(b / 1e6, 2) for s, b in bytes_on.items()}
-    r["floor_s"] = (round(max(r["flows_per_spine"].values()) * lab.to_bytes(sc["transfer"]) * 8
+    r["floor_s"] = (round(max(r["flows_per_spine"].values()) * to_bytes(sc["transfer"]) * 8
                           / (sc["rate"] * 1e6), 2) if placed else None)
     # the placement the guest arranged (placement = arranged): lf1's FIB
     # asked before the load, {flow: spine}
@@ -201,7 +206,7 @@ def analyse(raw, sc, mode):
         model = [{"host": f["pair"].split("->")[0], "spine": where[f["flow"]]} for f in flows]
         # each flow released when its first byte was counted, as it was
         release = [f.get("start_s") or 0.0 for f in flows]
-        times = fair_times(model, res, lab.to_bytes(sc["transfer"]), release)
+        times = fair_times(model, res, to_bytes(sc["transfer"]), release)
         for f, t in zip(flows, times):
             f["fair_s"] = round(t, 2)
         r["fair_s"] = round(max(times), 2)
@@ -209,7 +214,7 @@ def analyse(raw, sc, mode):
         rates = fair_rates(model, res, list(range(len(model))))
         r["fair_uplink_mbps"] = {sp: round(sum(v for i, v in rates.items() if model[i]["spine"] == sp), 2)
                                  for sp in SPINES}
-    r["ideal_s"] = round(sc["flows_per_pair"] * lab.to_bytes(sc["transfer"]) * 8 / (sc["link"] * 1e6), 2)
+    r["ideal_s"] = round(sc["flows_per_pair"] * to_bytes(sc["transfer"]) * 8 / (sc["link"] * 1e6), 2)
     end = start + (r["job_s"] or sc["duration"])
     r["totals"] = pathology.operator(ports, hosts, sc["dscp"] >> 3, start, end) if ports else {}
     series = {"t0": start, "uplinks": {}}
@@ -309,7 +314,7 @@ def arrange(routes):
 
 
 def arrange_main(path):
-    """`ecmp.py arrange ROUTES`: ROUTES has a line "SRC DST SPINE" per host
+    """`ecmp_arrange.py ROUTES`: ROUTES has a line "SRC DST SPINE" per host
     pair (lf1's `ip route get`); prints "SRC:DST SPINE" per flow of the
     arrangement, exit 1 when there is none."""
     routes = {}
@@ -389,7 +394,7 @@ def arranged_checks(r, unfinished):
             f"ends at most {HELD:g}x later than under max-min fair sharing)")
     if r["placement"] != "arranged":
         why = "placement = hash: which uplink is congested, if any, is the hash's chance"
-        return [lab.not_applicable(took, why), lab.not_applicable(free, why)]
+        return [not_applicable(took, why), not_applicable(free, why)]
     if not r.get("arranged"):
         return [(took, False, "no arrangement (the guest found none, or its flows are not these)"),
                 (free, False, "no arrangement")]
@@ -406,7 +411,7 @@ def arranged_checks(r, unfinished):
     last = max(f["completion_s"] for f in mine)
     fair_last = max(f["fair_s"] for f in mine) if all("fair_s" in f for f in mine) else None
     out.append((free, fair_last is not None and last <= HELD * fair_last,
-                f"{idle}'s last flow ended at {last} s, fair {lab.fmt(fair_last)} s"
+                f"{idle}'s last flow ended at {last} s, fair {fmt(fair_last)} s"
                 + (f" ({last / fair_last:.2f}x)" if fair_last else "")))
     return out
 
@@ -442,7 +447,7 @@ def md_table(results):
         if "error" in r:
             lines.append(f"| {r['label']} | " + " | ".join("-" for _ in COLUMNS) + " |")
         else:
-            lines.append(f"| {r['label']} | " + " | ".join(lab.fmt(g(r)) for _, g in COLUMNS) + " |")
+            lines.append(f"| {r['label']} | " + " | ".join(fmt(g(r)) for _, g in COLUMNS) + " |")
     return "\n".join(lines)
 
 
@@ -455,9 +460,9 @@ def flow_table(r):
         port = f"{f.get('sport', '-')}" + (" (also " + ", ".join(f["same_port_as"]) + ")"
                                            if f.get("same_port_as") else "")
         lines.append(f"| {f['flow']} | {qpns} | {port} | {f.get('spine', '-')} | "
-                     f"{lab.fmt(f.get('on_spine_share'))} | {lab.fmt(round(b.get('sp1', 0) / 1e6, 2))} | "
-                     f"{lab.fmt(round(b.get('sp2', 0) / 1e6, 2))} | {lab.fmt(f.get('start_s'))} | "
-                     f"{lab.fmt(f['completion_s'])} | {lab.fmt(f.get('fair_s'))} |")
+                     f"{fmt(f.get('on_spine_share'))} | {fmt(round(b.get('sp1', 0) / 1e6, 2))} | "
+                     f"{fmt(round(b.get('sp2', 0) / 1e6, 2))} | {fmt(f.get('start_s'))} | "
+                     f"{fmt(f['completion_s'])} | {fmt(f.get('fair_s'))} |")
     return lines + [""]
 
 
@@ -475,7 +480,7 @@ def plots(sc, results, allseries, outdir):
         s = allseries[r["name"]]
         ufile = os.path.join(outdir, f"uplinks-{r['name']}.tsv")
         rows = [[t] + [s["uplinks"][sp][i][1] for sp in SPINES] for i, (t, _) in enumerate(s["uplinks"]["sp1"])]
-        lab.write_data(ufile, rows)
+        write_data(ufile, rows)
         ffile = os.path.join(outdir, f"flows-{r['name']}.tsv")
         shown = [f for f in r["flows"] if f.get("progress") and "spine" in f]
         with open(ffile, "w", encoding="utf-8") as fh:
@@ -484,36 +489,36 @@ def plots(sc, results, allseries, outdir):
                 fh.writelines(f"{t}\t{mb}\n" for t, mb in f["progress"] if t >= -0.5)
                 fh.write("\n\n")
         colour = {"sp1": "#9400d3", "sp2": "#009e73"}
-        script += [f"set title {lab.gp_str(r['label'] + ': lf1 uplinks, per 0.5 s')}",
+        script += [f"set title {gp_str(r['label'] + ': lf1 uplinks, per 0.5 s')}",
                    "set xlabel 's since the first byte'", "set ylabel 'Mbit/s'",
                    f"set yrange [0:{sc['rate'] * 1.4}]", "set xrange [0:*]",
-                   "plot " + ", ".join(f"{lab.gp_file(ufile, outdir)} using 1:{i + 2} with steps lw 2 "
-                                       f"lc rgb '{colour[sp]}' title {lab.gp_str('to ' + sp)}"
+                   "plot " + ", ".join(f"{gp_file(ufile, outdir)} using 1:{i + 2} with steps lw 2 "
+                                       f"lc rgb '{colour[sp]}' title {gp_str('to ' + sp)}"
                                        for i, sp in enumerate(SPINES)),
-                   f"set title {lab.gp_str(r['label'] + ': each flow, MB through its spine')}",
+                   f"set title {gp_str(r['label'] + ': each flow, MB through its spine')}",
                    "set ylabel 'MB'", "set yrange [0:*]", "set key top left"]
         if shown:
             script.append("plot " + ", ".join(
-                f"{lab.gp_file(ffile, outdir)} index {i} using 1:2 with lines lw 2 lc rgb '{colour[f['spine']]}' "
-                f"dt {1 + i % 4} title {lab.gp_str(f['flow'] + ' via ' + f['spine'])}"
+                f"{gp_file(ffile, outdir)} index {i} using 1:2 with lines lw 2 lc rgb '{colour[f['spine']]}' "
+                f"dt {1 + i % 4} title {gp_str(f['flow'] + ' via ' + f['spine'])}"
                 for i, f in enumerate(shown)))
         else:
             script += ["set yrange [0:1]", "set label 1 'no flow series' at graph 0.4,0.5",
                        "plot -1 notitle", "unset label 1"]
         script.append("set key top right")
     script.append("unset multiplot")
-    lab.gnuplot("\n".join(script) + "\n", outdir)
+    gnuplot("\n".join(script) + "\n", outdir)
     return ["ecmp.png"]
 
 
-def spread_figures():
+def spread_figures(topology):  # pylint: disable=unused-argument
     return [("job s", lambda r: r.get("job_s")), ("floor s", lambda r: r.get("floor_s")),
             ("pairs split", lambda r: r.get("pairs_split")),
             ("busiest spine's flows", lambda r: max((r.get("flows_per_spine") or {"-": None}).values()))]
 
 
 def report(raw, sc, outdir):
-    results, _, made, ck = lab.analyse_and_record(raw, sc, outdir, analyse, plots, checks)
+    results, _, made, ck = analyse_and_record(raw, sc, outdir, analyse, plots, checks)
     notes = ("Flows sp1/sp2: the QPs whose bytes the spine counted (an nft set keyed by source, destination "
              "and UDP source port, the port computed from the client's QP numbers as the mode's policy "
              "chooses it). Pairs split: host pairs whose QPs took both spines. Uplink Mbit/s: lf1's ports "
@@ -528,13 +533,11 @@ def report(raw, sc, outdir):
     body = ["## Every flow", ""]
     for r in results:
         body += flow_table(r) if "error" not in r else [f"{r['label']}: {r['error']}", ""]
-    lab.write_report_md(outdir, [f"# ECMP and the UDP source port: {describe(sc)}", "", md_table(results), "",
+    write_report_md(outdir, [f"# ECMP and the UDP source port: {describe(sc)}", "", md_table(results), "",
                                  notes, ""], ck, body, made)
-    lab.print_summary(describe(sc), results, COLUMNS, ck, outdir, made)
+    print_summary(describe(sc), results, COLUMNS, ck, outdir, made)
     return 0
 
 
-if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] != "arrange":
-        sys.exit("usage: ecmp.py arrange ROUTES")
-    sys.exit(arrange_main(sys.argv[2]))
+TOPOLOGIES = ("ecmp",)
+registry.register(sys.modules[__name__])

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Shared helpers for the rxecc guest selftests: KTAP output (kselftest
+# Shared helpers for the rxecc guest selftests (selftests/rxecc/) and the
+# guest side of the lab, bench and soak (ci/guest/): KTAP output (kselftest
 # conventions), module loading, netdevs, GID lookup and verbs peer pairs.
 # Source it from a test script; it runs inside a guest (or any machine where
 # loading modules is allowed).
