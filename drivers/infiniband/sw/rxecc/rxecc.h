@@ -181,8 +181,8 @@ struct rxecc_qp {
 #define RXECC_WAIT_RESP		BIT(1)
 
 /*
- * Per-priority PFC port counters (rxe_hw_counters.h reserves
- * 8 * RXECC_PFC_PRIO_COUNTERS entries from RXECC_CNT_PFC_PRIO), mlx5 names.
+ * Per-priority PFC port counters (rxecc_counters.h declares
+ * 8 * RXECC_PFC_PRIO_COUNTERS of them from RXECC_CNT_PFC_PRIO), mlx5 names.
  */
 #define RXECC_PFC_PRIO_COUNTERS	3
 #define RXECC_PFC_RX_PAUSE		0	/* frames pausing or resuming p */

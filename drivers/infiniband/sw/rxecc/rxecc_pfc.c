@@ -479,10 +479,11 @@ static struct packet_type rxecc_pfc_packet_type __read_mostly = {
 
 int rxecc_pfc_init(void)
 {
-	BUILD_BUG_ON(RXECC_CNT_PFC_PRIO_END + 1 !=
-		     RXECC_PFC_CNT(PFC_NUM_PRIO, 0));
-	BUILD_BUG_ON(RXECC_CNT_PFC_TX_PRIO_END + 1 !=
-		     RXECC_PFC_TX_CNT(PFC_NUM_PRIO, 0));
+	/* the per-priority blocks of rxecc_counters.h, as these macros count */
+	BUILD_BUG_ON(RXECC_CNT_PFC_RX_PRIO7_PAUSE_TRANSITION !=
+		     RXECC_PFC_CNT(PFC_NUM_PRIO - 1, RXECC_PFC_RX_PAUSE_TRANSITION));
+	BUILD_BUG_ON(RXECC_CNT_PFC_TX_PRIO7_PAUSE_DURATION !=
+		     RXECC_PFC_TX_CNT(PFC_NUM_PRIO - 1, 1));
 	dev_add_pack(&rxecc_pfc_packet_type);
 	return 0;
 }
