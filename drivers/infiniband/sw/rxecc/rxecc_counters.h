@@ -74,7 +74,8 @@
 
 /* What the patch puts in enum rxe_counters and in rxe_counter_descs[]. */
 #define RXECC_CNT_ENUM(id, str) RXECC_CNT_##id,
-#define RXECC_CNT_DESC(id, str) [RXECC_CNT_##id].name = str,
+#define RXECC_CNT_DESC(id, str) \
+	[RXECC_CNT_##id].name = str,
 
 /* The first of each per-priority block (RXECC_PFC_CNT(), RXECC_PFC_TX_CNT()) */
 #define RXECC_CNT_PFC_PRIO	RXECC_CNT_PFC_RX_PRIO0_PAUSE
