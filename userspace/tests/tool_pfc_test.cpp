@@ -120,11 +120,11 @@ TEST(ToolPfcRequest, DeviceKnobsAndDscpMap) {
 
 // NOLINTNEXTLINE(readability-function-cognitive-complexity)
 TEST(ToolQdiscCli, OptionsPerPortAndPerPriority) {
-    auto c =
-        parse({"qdisc", "add",   "dev",  "swp1",   "rate",  "50",   "pfc",    "0,0,0,1,0,0,0,0",
-               "trust", "pcp",   "link_speed", "25gbit", "delay", "20us", "quanta", "1000",
-               "xoff",  "24KiB", "xon",  "12KiB",  "prio",  "3",    "xoff",   "30KB",
-               "kmax",  "1MB",   "pmax", "50%"});
+    auto c = parse(
+        {"qdisc", "add",   "dev",        "swp1",   "rate",  "50",   "pfc",    "0,0,0,1,0,0,0,0",
+         "trust", "pcp",   "link_speed", "25gbit", "delay", "20us", "quanta", "1000",
+         "xoff",  "24KiB", "xon",        "12KiB",  "prio",  "3",    "xoff",   "30KB",
+         "kmax",  "1MB",   "pmax",       "50%"});
     EXPECT_EQ(c.verb, Verb::qdisc_set);
     const QdiscSpec& q = c.qdisc;
     EXPECT_EQ(q.op, QdiscSpec::Op::add);
