@@ -98,7 +98,7 @@ mode_set() {
 	[ "$MUTANT" = no_pfc ] && pfc=none
 	[ "$MUTANT" = no_watchdog ] && wd=0
 	fabric_sw tc qdisc del dev swp1 root 2>/dev/null
-	fabric_sw "$T" qdisc add dev swp1 rate "$RATE" pfc "$pfc" link "$LINK" \
+	fabric_sw "$T" qdisc add dev swp1 rate "$RATE" pfc "$pfc" link_speed "$LINK" \
 		limit "$BUFFER" xoff "$XOFF" xon "$XON" headroom "$HEADROOM" \
 		kmin "$KMIN" kmax "$KMAX" pmax "$PMAX" \
 		wd_detection "$wd" wd_action "${M_WD_ACTION[$m]}" || return 1

@@ -173,14 +173,14 @@ mode_set() {
 	wd=(wd_detection "${M_WD[$m]}" wd_action "${M_WD_ACTION[$m]}")
 	[ "$MUTANT" = no_watchdog ] && wd=(wd_detection 0)
 	for p in $CONGESTED; do
-		port_set "$p" rate "$RATE" pfc "$swpfc" link "$LINK" limit "$BUFFER" xoff "$XOFF" xon "$XON" \
+		port_set "$p" rate "$RATE" pfc "$swpfc" link_speed "$LINK" limit "$BUFFER" xoff "$XOFF" xon "$XON" \
 			headroom "$HEADROOM" "${mark[@]}" "${wd[@]}" || return 1
 	done
 	# the watchdog on the congested ports only, or (watchdog_ports all) on
 	# every port
 	[ "${M_WD_PORTS[$m]}" = all ] || wd=(wd_detection 0)
 	for p in $PORTS; do
-		port_set "$p" pfc "$swpfc" link "$LINK" limit "$BUFFER" xoff "$XOFF" xon "$XON" \
+		port_set "$p" pfc "$swpfc" link_speed "$LINK" limit "$BUFFER" xoff "$XOFF" xon "$XON" \
 			headroom "$HEADROOM" kmax 0 "${wd[@]}" || return 1
 	done
 	[ "$SCALE" = 1 ] && [ "${M_PROFILE[$m]}" != lab ] && prof+=(scale "$LINK" speedup "$SPEEDUP")

@@ -31,7 +31,7 @@ rxecc_load && pfc_load || exit 1
 modprobe rdma_cm
 fabric_init
 for i in 1 2 3 4; do fabric_add_host $i || exit 1; done
-fabric_sw "$T" qdisc replace dev swp1 rate 50 pfc 0x08 link 1gbit limit 256KiB xoff 24KiB \
+fabric_sw "$T" qdisc replace dev swp1 rate 50 pfc 0x08 link_speed 1gbit limit 256KiB xoff 24KiB \
 	xon 12KiB headroom 160KiB kmin 10KB kmax 40KB pmax 20 || exit 1
 fabric_dcqcn_all profile lab && fabric_dcqcn_all set ecn ect0 rp_enable all np_enable all \
 	pfc_enable 0x08 link_speed 1gbit || exit 1

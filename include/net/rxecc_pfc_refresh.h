@@ -47,26 +47,26 @@ static inline u64 pfc_quanta_ns(u32 quanta, u32 mbps)
 }
 
 /*
- * A switch port's refresh interval: half the pause of @quanta at @link_mbps,
+ * A switch port's refresh interval: half the pause of @quanta at @link_speed,
  * at least PFC_PORT_REFRESH_MIN_NS and PFC_PORT_REFRESH_PACKETS times a
  * @frame_bytes packet at @rate_bps (at the link speed without a rate; at
  * most a second for that term).
  */
-static inline u64 pfc_port_refresh_ns(u32 quanta, u32 link_mbps, u64 rate_bps,
+static inline u64 pfc_port_refresh_ns(u32 quanta, u32 link_speed, u64 rate_bps,
 				      u64 frame_bytes)
 {
-	u64 bps = rate_bps ? rate_bps : (u64)(link_mbps ? link_mbps : 1) * 1000000;
+	u64 bps = rate_bps ? rate_bps : (u64)(link_speed ? link_speed : 1) * 1000000;
 	u64 bits = min_t(u64, frame_bytes * 8 * PFC_PORT_REFRESH_PACKETS, 1ULL << 32);
 	u64 pkts = min_t(u64, div64_u64(bits * PFC_NS_PER_S, bps), PFC_NS_PER_S);
-	u64 half = pfc_quanta_ns(quanta, link_mbps) / 2;
+	u64 half = pfc_quanta_ns(quanta, link_speed) / 2;
 
 	return max_t(u64, max_t(u64, half, PFC_PORT_REFRESH_MIN_NS), pkts);
 }
 
 /* An endpoint's refresh interval: its XOFF carries PFC_QUANTA_MAX. */
-static inline u64 pfc_endpoint_refresh_ns(u32 link_mbps)
+static inline u64 pfc_endpoint_refresh_ns(u32 link_speed)
 {
-	return max_t(u64, pfc_quanta_ns(PFC_QUANTA_MAX, link_mbps) / 2,
+	return max_t(u64, pfc_quanta_ns(PFC_QUANTA_MAX, link_speed) / 2,
 		     PFC_ENDPOINT_REFRESH_MIN_NS);
 }
 

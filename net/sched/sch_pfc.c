@@ -75,7 +75,7 @@
 #define PFC_DEF_XON		(32 * 1024)
 #define PFC_DEF_HEADROOM	(160 * 1024)
 #define PFC_DEF_PMAX		20
-#define PFC_DEF_LINK_MBPS	10000
+#define PFC_DEF_LINK_SPEED	10000
 #define PFC_DEF_DELAY_NS	100000
 #define PFC_DEF_QUANTA		0xffff
 /* Watchdog: off until a detection time is set; restoration 0 means twice
@@ -131,7 +131,7 @@ struct pfc_sched {
 	struct Qdisc *sch;
 	u64 rate;		/* bit/s, 0 = unlimited */
 	u64 t_next;		/* ns, earliest next dequeue at the port rate */
-	u32 link_mbps;
+	u32 link_speed;
 	u32 delay;		/* ns */
 	u16 quanta;
 	u8 enable;
@@ -465,7 +465,7 @@ add:
 /* The interval between two XOFF refreshes of the port's ports in XOFF. */
 static u64 pfc_refresh_ns(const struct pfc_sched *s)
 {
-	return pfc_port_refresh_ns(s->quanta, s->link_mbps, s->rate,
+	return pfc_port_refresh_ns(s->quanta, s->link_speed, s->rate,
 				   (u64)READ_ONCE(qdisc_dev(s->sch)->mtu) + ETH_HLEN);
 }
 
@@ -774,7 +774,7 @@ static int pfc_rcv(struct sk_buff *skb, struct net_device *dev,
 			continue;
 		}
 		b->st.pause_rx++;
-		dur = pfc_quanta_ns(f.time[p], s->link_mbps);
+		dur = pfc_quanta_ns(f.time[p], s->link_speed);
 		if (dur)
 			b->wd_last_xoff = now;
 		if (pfc_wd_mitigating(s, b)) {
@@ -831,7 +831,7 @@ static const struct nla_policy pfc_policy[TCA_PFC_MAX + 1] = {
 	[TCA_PFC_RATE]		= { .type = NLA_U64 },
 	[TCA_PFC_ENABLE]	= { .type = NLA_U8 },
 	[TCA_PFC_TRUST]		= NLA_POLICY_MAX(NLA_U8, TC_PFC_TRUST_PCP),
-	[TCA_PFC_LINK_MBPS]	= NLA_POLICY_FULL_RANGE(NLA_U32, &pfc_link_range),
+	[TCA_PFC_LINK_SPEED]	= NLA_POLICY_FULL_RANGE(NLA_U32, &pfc_link_range),
 	[TCA_PFC_DELAY]		= NLA_POLICY_FULL_RANGE(NLA_U32, &pfc_delay_range),
 	[TCA_PFC_QUANTA]	= NLA_POLICY_MIN(NLA_U16, 1),
 	[TCA_PFC_DSCP_MAP]	= NLA_POLICY_EXACT_LEN(64),
@@ -845,7 +845,7 @@ static const struct nla_policy pfc_policy[TCA_PFC_MAX + 1] = {
 /* The configuration a change builds and checks before it is applied. */
 struct pfc_conf {
 	u64 rate;
-	u32 link_mbps, delay;
+	u32 link_speed, delay;
 	u16 quanta;
 	u8 enable, trust;
 	u8 dscp_map[64];
@@ -861,7 +861,7 @@ static void pfc_conf_get(const struct pfc_sched *s, struct pfc_conf *c)
 	int p;
 
 	c->rate = s->rate;
-	c->link_mbps = s->link_mbps;
+	c->link_speed = s->link_speed;
 	c->delay = s->delay;
 	c->quanta = s->quanta;
 	c->enable = s->enable;
@@ -1031,7 +1031,7 @@ static int pfc_conf_check(const struct pfc_conf *c, u32 mtu, struct net *net,
 	 * reached it and taken effect (delay at the link speed) plus a
 	 * packet in transmission at either end.
 	 */
-	need = mul_u64_u64_div_u64((u64)c->link_mbps * 1000000, c->delay,
+	need = mul_u64_u64_div_u64((u64)c->link_speed * 1000000, c->delay,
 				   8 * NSEC_PER_SEC) + 2 * (u64)mtu;
 	for (p = 0; p < TC_PFC_NUM_PRIO; p++) {
 		if (!(c->enable & BIT(p)) || c->prio[p].headroom >= need)
@@ -1072,8 +1072,8 @@ static int pfc_change(struct Qdisc *sch, struct nlattr *opt,
 		c->enable = nla_get_u8(tb[TCA_PFC_ENABLE]);
 	if (tb[TCA_PFC_TRUST])
 		c->trust = nla_get_u8(tb[TCA_PFC_TRUST]);
-	if (tb[TCA_PFC_LINK_MBPS])
-		c->link_mbps = nla_get_u32(tb[TCA_PFC_LINK_MBPS]);
+	if (tb[TCA_PFC_LINK_SPEED])
+		c->link_speed = nla_get_u32(tb[TCA_PFC_LINK_SPEED]);
 	if (tb[TCA_PFC_DELAY])
 		c->delay = nla_get_u32(tb[TCA_PFC_DELAY]);
 	if (tb[TCA_PFC_QUANTA])
@@ -1112,7 +1112,7 @@ static int pfc_change(struct Qdisc *sch, struct nlattr *opt,
 	old_action = s->wd_action;
 	old_poll = s->wd_detect ? pfc_wd_poll_ms(s) : 0;
 	s->rate = c->rate;
-	s->link_mbps = c->link_mbps;
+	s->link_speed = c->link_speed;
 	s->delay = c->delay;
 	s->quanta = c->quanta;
 	s->enable = c->enable;
@@ -1158,7 +1158,7 @@ static int pfc_init(struct Qdisc *sch, struct nlattr *opt,
 	hrtimer_init(&s->wd_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	s->wd_timer.function = pfc_wd_timer_fn;
 	s->wd_action = TC_PFC_WD_DROP;
-	s->link_mbps = PFC_DEF_LINK_MBPS;
+	s->link_speed = PFC_DEF_LINK_SPEED;
 	s->delay = PFC_DEF_DELAY_NS;
 	s->quanta = PFC_DEF_QUANTA;
 	s->trust = TC_PFC_TRUST_DSCP;
@@ -1240,7 +1240,7 @@ static int pfc_dump(struct Qdisc *sch, struct sk_buff *skb)
 	if (nla_put_u64_64bit(skb, TCA_PFC_RATE, c.rate, TCA_PFC_PAD) ||
 	    nla_put_u8(skb, TCA_PFC_ENABLE, c.enable) ||
 	    nla_put_u8(skb, TCA_PFC_TRUST, c.trust) ||
-	    nla_put_u32(skb, TCA_PFC_LINK_MBPS, c.link_mbps) ||
+	    nla_put_u32(skb, TCA_PFC_LINK_SPEED, c.link_speed) ||
 	    nla_put_u32(skb, TCA_PFC_DELAY, c.delay) ||
 	    nla_put_u16(skb, TCA_PFC_QUANTA, c.quanta) ||
 	    nla_put(skb, TCA_PFC_DSCP_MAP, sizeof(c.dscp_map), c.dscp_map) ||

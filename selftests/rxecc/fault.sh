@@ -130,7 +130,7 @@ skb_faults() {
 	# make check-debug boots so).
 	[ "$(cat "$SKB" 2>/dev/null)" = 1 ] ||
 		{ echo "$SKB is not 1: boot with slub_debug=A,skbuff_head_cache"; return 1; }
-	fabric_cc_mode swp1 50 "link 1gbit limit 256KiB" "kmin 10KB kmax 40KB pmax 20" off on || return 1
+	fabric_cc_mode swp1 50 "link_speed 1gbit limit 256KiB" "kmin 10KB kmax 40KB pmax 20" off on || return 1
 	for i in 2 3; do verbs_server "skb-$i" $((19500 + i)) 30 || return 1; done
 	echo Y >"$FI/failslab/cache-filter"
 	echo "$INJECT" >"$FI/failslab/times"

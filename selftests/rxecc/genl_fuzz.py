@@ -41,7 +41,7 @@ CMD_STATS_GET, CMD_STATS_RESET, CMD_QP_GET = 5, 6, 7
 CMD_MAX = 8
 A_DEV_INDEX, A_DEV_NAME, A_PROFILE, A_DCQCN = 2, 3, 6, 7
 A_RP_ENABLE, A_NP_ENABLE, A_ECN = 8, 9, 10
-A_PFC_ENABLE, A_ROCE_PRIO, A_DSCP2PRIO, A_LINK_MBPS = 14, 15, 16, 17
+A_PFC_ENABLE, A_ROCE_PRIO, A_DSCP2PRIO, A_LINK_SPEED = 14, 15, 16, 17
 A_PFC_RX_XOFF, A_PFC_RX_XON, A_TX_QLIMIT, A_PROFILE_KBPS = 18, 19, 20, 21
 A_PROFILE_SPEEDUP, A_PFC_STALL_CRITICAL, A_PFC_STALL_MINOR, A_UDP_SPORT = 22, 23, 24, 25
 A_MAX = 25
@@ -182,7 +182,7 @@ class Fuzzer:
         if kind == 1:
             return attr(A_ROCE_PRIO, u8(r.randint(0, 9)))
         if kind == 2:
-            return attr(A_LINK_MBPS, u32(r.choice([0, 1, 1000, 1000000, 1000001, 2**32 - 1])))
+            return attr(A_LINK_SPEED, u32(r.choice([0, 1, 1000, 1000000, 1000001, 2**32 - 1])))
         top = 7 if r.random() < 0.8 else 255
         return attr(A_DSCP2PRIO, bytes(r.randint(0, top) for _ in range(r.choice([64, 64, 64, 63]))))
 

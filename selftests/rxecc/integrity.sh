@@ -44,7 +44,7 @@ TOS=104				# DSCP 26: priority 3 through the default DSCP map
 # 4.096 us * 2^18 = 1.07 s: paused queues hold packets longer than 67 ms
 # (see pfc.sh); netem runs use 2^14 = 67 ms so that tail losses recover fast.
 ACK_TIMEOUT=18
-QUEUE="link 1gbit limit 256KiB xoff 24KiB xon 12KiB headroom 160KiB"
+QUEUE="link_speed 1gbit limit 256KiB xoff 24KiB xon 12KiB headroom 160KiB"
 MARK="kmin 10KB kmax 40KB pmax 20"
 
 ktap_header

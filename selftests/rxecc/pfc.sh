@@ -74,7 +74,7 @@ bad_config() {
 	check "xoff 65536 above limit 50000" add dev swp1 limit 50KB
 	check "headroom 163840 below" add dev swp1 pfc all delay 10ms
 	# 1 Tbit/s for 1 s: 125 GB, more than 64 bits hold on the way in bits x ns
-	check "headroom 1000000000 below 125000003028 bytes" add dev swp1 pfc all link 1000gbit \
+	check "headroom 1000000000 below 125000003028 bytes" add dev swp1 pfc all link_speed 1000gbit \
 		delay 1s headroom 1000000000
 	check "kmin 60000 above kmax 20000" add dev swp1 kmin 60KB kmax 20KB
 	fabric_sw "$T" qdisc show dev swp1 >/dev/null 2>&1
@@ -90,13 +90,13 @@ bad_config() {
 ktap_result "qdisc: bad configurations are refused (exit 6, one line naming the problem) and change nothing" bad_config
 
 good_config() {
-	fabric_sw "$T" qdisc change dev swp1 rate 75 pfc 0,0,0,1,1,0,0,0 trust dscp link 1gbit \
+	fabric_sw "$T" qdisc change dev swp1 rate 75 pfc 0,0,0,1,1,0,0,0 trust dscp link_speed 1gbit \
 		delay 50us quanta 1000 limit 512KiB prio 3 xoff 30000 xon 10000 headroom 60KB \
 		kmin 5KB kmax 40KB pmax 50% || return 1
 	fabric_sw "$T" qdisc show dev swp1
 	# one python3 for all the values (a start takes seconds in a guest)
 	fabric_sw "$T" -j qdisc show dev swp1 | python3 "$HERE/pfc_check.py" values "rate_bps 75000000" \
-		"pfc_enable 24" "link_mbps 1000" "delay_ns 50000" "quanta 1000" "limit 524288 3" \
+		"pfc_enable 24" "link_speed 1000" "delay_ns 50000" "quanta 1000" "limit 524288 3" \
 		"xoff 30000 3" "xon 10000 3" "headroom 60000 3" "kmin 5000 3" "kmax 40000 3" "pmax 50 3" \
 		"limit 524288 0" "xoff 65536 0" || return 1
 	[ "$(fabric_sw tc -s class show dev swp1 | grep -c '^class pfc')" -eq 8 ] || return 1
@@ -173,7 +173,7 @@ SENDERS="2 3 4"
 # 33.5 ms, refreshed every 16.8 ms): at the 10 Gbit/s veth reports (3.4 ms)
 # a refresh that waits behind a full receive backlog of this emulated CPU
 # can come after the pause it renews has lapsed.
-LINK="link 1gbit"
+LINK="link_speed 1gbit"
 QUEUE="$LINK limit 256KiB xoff 24KiB xon 12KiB headroom 160KiB"
 MARK="kmin 10KB kmax 40KB pmax 20"
 INCAST_COUNTERS="2:completer_retry_err 3:completer_retry_err 4:completer_retry_err 1:duplicate_request \

@@ -96,7 +96,7 @@ def build_ports(n: int) -> None:
 def setup(n: int, tool: str) -> None:
     build_ports(n)
     # 1 Mbit/s link: one XOFF frame (65535 quanta) pauses for 33.5 s.
-    sh(tool, "qdisc", "add", "dev", "out0", "pfc", "0x06", "link", "1mbit", "delay", "0us",
+    sh(tool, "qdisc", "add", "dev", "out0", "pfc", "0x06", "link_speed", "1mbit", "delay", "0us",
        "xoff", "2000", "xon", "1000", "headroom", "64KiB", "limit", "4MiB")
 
 
@@ -240,7 +240,7 @@ def main() -> None:
 
     # 2. `del`: destroy releases them.
     sh(a.tool, "qdisc", "del", "dev", "out0")
-    sh(a.tool, "qdisc", "add", "dev", "out0", "pfc", "0x06", "link", "1mbit", "delay", "0us",
+    sh(a.tool, "qdisc", "add", "dev", "out0", "pfc", "0x06", "link_speed", "1mbit", "delay", "0us",
        "xoff", "2000", "xon", "1000", "headroom", "64KiB", "limit", "4MiB")
     drain(caps, 0.5)
     fill(n, socks)

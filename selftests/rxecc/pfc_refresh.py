@@ -16,7 +16,7 @@ port rate at their edges and between.
 Each config must send XOFF refreshes at the interval sch_pfc documents, no
 more often and not much less, to every port: half the pause time of its
 quanta at its link speed, at least 1 ms and 4 packet times at its rate.
-Before the bound, `quanta 1 link 1000000` made the interval 0 and the PFC
+Before the bound, `quanta 1 link_speed 1000000` made the interval 0 and the PFC
 timer re-armed at once (thousands of frames a second). With --cpu-margin
 the irq + softirq share of every config may exceed the first config's by
 that many points; with --cpu-max no config's may exceed that share.
@@ -53,7 +53,7 @@ def opt_value(opts: list, key: str, default: float) -> float:
 def refresh_s(opts: list) -> float:
     """The refresh interval sch_pfc documents, for these options."""
     quanta = opt_value(opts, "quanta", 65535)
-    link = opt_value(opts, "link", 10000) * 1e6
+    link = opt_value(opts, "link_speed", 10000) * 1e6
     rate = opt_value(opts, "rate", 0) * 1e6 or link
     return max(quanta * QUANTUM_BITS / link / 2, REFRESH_MIN_S,
                min(REFRESH_MTUS * MTU * 8 / rate, 1.0))
@@ -132,7 +132,7 @@ def fuzz_configs(n: int, seed: int, rates: list) -> list:
         quanta = rng.choice([1, 2, 7, 100, 190, 1000, 65535, rng.randrange(1, 65536)])
         link = rng.choice([1, 25, 1000, 10000, 100000, 1000000, rng.randrange(1, 1000001)])
         rate = rng.choice(rates)
-        out.append(f"0x08 rate {rate} quanta {quanta} link {link} delay 0 xoff 2000 xon 1000 "
+        out.append(f"0x08 rate {rate} quanta {quanta} link_speed {link} delay 0 xoff 2000 xon 1000 "
                    "headroom 64KiB limit 4MiB")
     return out
 

@@ -79,7 +79,7 @@ setup() {
 		ip -n "$SW" addr add 10.9.0.1/24 dev sw0 && ip -n "$SW" link set sw0 up &&
 		ip -n "$HOST" addr add $HOST_IP/24 dev h0 && ip -n "$HOST" link set h0 up &&
 		ip -n "$HOST" link set lo up &&
-		"$T" -n "$SW" qdisc add dev sw0 pfc 0x08 link 10mbit
+		"$T" -n "$SW" qdisc add dev sw0 pfc 0x08 link_speed 10mbit
 }
 setup || { ktap_fail "switch and host namespaces with a pfc port"; ktap_finished; }
 
@@ -163,7 +163,7 @@ pings() {
 wd_set() {
 	bg_stop
 	"$T" -n "$SW" qdisc del dev sw0 &&
-		"$T" -n "$SW" qdisc add dev sw0 pfc 0x08 link 10mbit "$@"
+		"$T" -n "$SW" qdisc add dev sw0 pfc 0x08 link_speed 10mbit "$@"
 }
 
 # storm_pings PINGS INJECT_ARGS...: the host's address known before the

@@ -8,7 +8,7 @@
 #     on `change` and on `del`; the traffic of the 33rd is counted
 #     (pfc_untracked) and shown, never silently lossy (pfc_ports.py);
 #   - sch_pfc's XOFF refresh, in an unprivileged user's namespace, at the
-#     interval it documents whatever the options (`quanta 1 link 1000000`
+#     interval it documents whatever the options (`quanta 1 link_speed 1000000`
 #     once made it 0: a timer storm), with irq + softirq time near that of
 #     the default quanta (pfc_refresh.py); and for fuzzed combinations of
 #     quanta, link speed and rate over 40 ingress ports;
@@ -80,8 +80,8 @@ pfc_refresh() {
 	# the default quanta at 25 Mbit/s (a refresh every 0.67 s), then the
 	# smallest pause at the largest link speed (the interval was 0)
 	as_userns python3 "$HERE/pfc_refresh.py" --tool "$T" --duration 3 --cpu-margin 5 \
-		--config "0x08 rate 1 quanta 65535 link 25 delay 0 xoff 8KiB xon 4KiB" \
-		--config "0x08 rate 1 quanta 1 link 1000000 delay 0 xoff 8KiB xon 4KiB"
+		--config "0x08 rate 1 quanta 65535 link_speed 25 delay 0 xoff 8KiB xon 4KiB" \
+		--config "0x08 rate 1 quanta 1 link_speed 1000000 delay 0 xoff 8KiB xon 4KiB"
 }
 ktap_result "sch_pfc: XOFF refreshed at the documented interval whatever quanta and link say (an unprivileged user's namespace), irq + softirq within 5 points of the default quanta's" pfc_refresh
 
@@ -288,7 +288,7 @@ bridge_port() {
 	for d in v1-h v1-h.5; do ip -n "$hn" link set "$d" up; done
 	ip -n "$hn" route add 10.9.0.3/32 via 10.41.0.1 dev v1-h.5
 	ip -n "$ns" neigh add 10.9.0.3 lladdr 02:00:00:00:00:03 dev out0 nud permanent
-	ip netns exec "$ns" "$T" qdisc add dev out0 pfc 0x06 link 1mbit delay 0us xoff 2000 xon 1000 \
+	ip netns exec "$ns" "$T" qdisc add dev out0 pfc 0x06 link_speed 1mbit delay 0us xoff 2000 xon 1000 \
 		headroom 64KiB limit 4MiB || return 1
 	# one XOFF at 1 Mbit/s: out0 sends nothing of priorities 1 and 2 for 33.5 s
 	for p in 1 2; do

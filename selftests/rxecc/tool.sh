@@ -116,10 +116,15 @@ for k in sorted(os.listdir(pdir)):
         continue
     want = open(os.path.join(pdir, k)).read().strip()
     v = d["dcqcn"].get(k, d.get(k))
+    # a module parameter is the number netlink carries; the tool names some
     if k == "ecn" and want == "2":
         want = "ect0"
-    elif k in ("rp_enable", "np_enable"):
+    elif k in ("rp_enable", "np_enable", "pfc_enable"):
         want = int(want, 0)
+    elif k == "roce_prio" and want == "8":
+        want = "dscp"
+    elif k == "udp_sport":
+        want = ("flow_label", "qpn")[int(want)]
     if str(v) != str(want):
         print(f"{k}: tool {v}, module parameter {want}")
         bad += 1

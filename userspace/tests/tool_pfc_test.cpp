@@ -79,7 +79,7 @@ TEST(ToolPfcRequest, DeviceKnobsAndDscpMap) {
     ASSERT_NE(tb[RXECC_ATTR_PFC_ENABLE], nullptr);
     EXPECT_EQ(nl::get_u8(tb[RXECC_ATTR_PFC_ENABLE]), 0x08);
     EXPECT_EQ(nl::get_u8(tb[RXECC_ATTR_ROCE_PRIO]), 3);
-    EXPECT_EQ(nl::get_u32(tb[RXECC_ATTR_LINK_MBPS]), 1000U);
+    EXPECT_EQ(nl::get_u32(tb[RXECC_ATTR_LINK_SPEED]), 1000U);
     EXPECT_EQ(nl::get_u32(tb[RXECC_ATTR_PFC_RX_XOFF]), 1000U);
     EXPECT_EQ(nl::get_u32(tb[RXECC_ATTR_PFC_RX_XON]), 200U);
     EXPECT_EQ(nl::get_u32(tb[RXECC_ATTR_TX_QLIMIT]), 65536U);
@@ -118,11 +118,11 @@ TEST(ToolPfcRequest, DeviceKnobsAndDscpMap) {
 }
 
 TEST(ToolQdiscCli, OptionsPerPortAndPerPriority) {
-    auto c =
-        parse({"qdisc", "add",   "dev",  "swp1",   "rate",  "50",   "pfc",    "0,0,0,1,0,0,0,0",
-               "trust", "pcp",   "link", "25gbit", "delay", "20us", "quanta", "1000",
-               "xoff",  "24KiB", "xon",  "12KiB",  "prio",  "3",    "xoff",   "30KB",
-               "kmax",  "1MB",   "pmax", "50%"});
+    auto c = parse(
+        {"qdisc", "add",   "dev",        "swp1",   "rate",  "50",   "pfc",    "0,0,0,1,0,0,0,0",
+         "trust", "pcp",   "link_speed", "25gbit", "delay", "20us", "quanta", "1000",
+         "xoff",  "24KiB", "xon",        "12KiB",  "prio",  "3",    "xoff",   "30KB",
+         "kmax",  "1MB",   "pmax",       "50%"});
     EXPECT_EQ(c.verb, Verb::qdisc_set);
     const QdiscSpec& q = c.qdisc;
     EXPECT_EQ(q.op, QdiscSpec::Op::add);
@@ -130,7 +130,7 @@ TEST(ToolQdiscCli, OptionsPerPortAndPerPriority) {
     EXPECT_EQ(q.opt[TCA_PFC_RATE], 50000000U);
     EXPECT_EQ(q.opt[TCA_PFC_ENABLE], 0x08);
     EXPECT_EQ(q.opt[TCA_PFC_TRUST], 1);
-    EXPECT_EQ(q.opt[TCA_PFC_LINK_MBPS], 25000U);
+    EXPECT_EQ(q.opt[TCA_PFC_LINK_SPEED], 25000U);
     EXPECT_EQ(q.opt[TCA_PFC_DELAY], 20000U);
     EXPECT_EQ(q.opt[TCA_PFC_QUANTA], 1000);
     // The options before `prio` go to every priority unless it sets its own.
@@ -295,7 +295,7 @@ TEST(ToolQdiscRequest, DecodeDumpAndFormat) {
     auto* opts = m.nest_start(TCA_OPTIONS);
     m.put_u64(TCA_PFC_RATE, 50000000);
     m.put_u8(TCA_PFC_ENABLE, 0x08);
-    m.put_u32(TCA_PFC_LINK_MBPS, 10000);
+    m.put_u32(TCA_PFC_LINK_SPEED, 10000);
     m.put_u16(TCA_PFC_QUANTA, 65535);
     m.put_u32(TCA_PFC_WD_DETECTION, 200);
     m.put_u8(TCA_PFC_WD_ACTION, TC_PFC_WD_FORWARD);
@@ -335,12 +335,12 @@ TEST(ToolQdiscRequest, DecodeDumpAndFormat) {
     EXPECT_EQ(j["wd_action"], "forward");
     EXPECT_EQ(j["prio"][3]["wd_storm"], true);
     EXPECT_EQ(j["prio"][3]["wd_storm_duration_us"], 7000);
-    for (const char* key : {"netdev", "rate_bps", "pfc_enable", "trust", "link_mbps", "delay_ns",
+    for (const char* key : {"netdev", "rate_bps", "pfc_enable", "trust", "link_speed", "delay_ns",
                             "quanta", "drops", "prio"})
         EXPECT_TRUE(j.contains(key)) << key;
     const std::string t = to_text({*q});
     EXPECT_NE(t.find("qdisc pfc netdev lo handle 8001: rate_bps 50000000 pfc_enable 0x08 trust "
-                     "dscp link_mbps 10000 delay_ns 0 quanta 65535 wd_detection_ms 200 "
+                     "dscp link_speed 10000 delay_ns 0 quanta 65535 wd_detection_ms 200 "
                      "wd_restoration_ms 0 wd_action forward wd_poll_ms 0\n"),
               std::string::npos)
         << t;

@@ -496,7 +496,7 @@ TEST(ToolFormat, JsonKeysAreStable) {
     auto jq = to_json(q);
     for (const char* key :
          {"dev", "qpn", "type", "state", "dest_qpn", "prio", "limited", "rate_kbps", "target_kbps",
-          "alpha_ppm", "t_stage", "bc_stage", "cnp_handled", "cnp_sent", "tx_deferred"})
+          "alpha_ppm", "t_stage", "bc_stage", "cnp_handled", "cnp_sent", "rp_tx_deferred"})
         EXPECT_TRUE(jq.contains(key)) << key;
     EXPECT_EQ(jq["type"], "RC");
     EXPECT_EQ(jq["state"], "RTS");

@@ -95,9 +95,6 @@ nlohmann::json to_json(const Config& c) {
         else
             j[k.name] = v;
     }
-    // link_speed's key before it was named as the knob: kept, JSON keys are
-    // never removed.
-    j["link_mbps"] = knob_value(c, *find_knob("link_speed"));
     j["dscp2prio"] = c.dscp2prio;
     return j;
 }

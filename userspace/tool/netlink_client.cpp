@@ -150,7 +150,7 @@ std::span<const Field<Qp>> qp_fields() {
         member<&Qp::bc_stage>("bc_stage", RXECC_QP_A_BC_STAGE, Wire::u32),
         member<&Qp::cnp_handled>("cnp_handled", RXECC_QP_A_CNP_HANDLED, Wire::u64),
         member<&Qp::cnp_sent>("cnp_sent", RXECC_QP_A_CNP_SENT, Wire::u64),
-        member<&Qp::tx_deferred>("tx_deferred", RXECC_QP_A_TX_DEFERRED, Wire::u64),
+        member<&Qp::rp_tx_deferred>("rp_tx_deferred", RXECC_QP_A_RP_TX_DEFERRED, Wire::u64),
     };
     return fields;
 }

@@ -60,7 +60,7 @@ struct Qp {
     uint32_t bc_stage = 0;
     uint64_t cnp_handled = 0;
     uint64_t cnp_sent = 0;
-    uint64_t tx_deferred = 0;
+    uint64_t rp_tx_deferred = 0;
 };
 
 // The fields of a QP (RXECC_ATTR_QP's nest), in output order.

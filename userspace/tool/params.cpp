@@ -46,7 +46,7 @@ std::vector<Knob> make_knobs() {
         {"pfc_enable", Unit::prio_mask, "prio mask", 0, 0xff, -1, RXECC_ATTR_PFC_ENABLE, Wire::u8});
     all.push_back({"roce_prio", Unit::prio, "prio|dscp", 0, RXECC_ROCE_PRIO_DSCP, -1,
                    RXECC_ATTR_ROCE_PRIO, Wire::u8});
-    all.push_back({"link_speed", Unit::speed, "Mbps|auto", 0, 1000000, -1, RXECC_ATTR_LINK_MBPS});
+    all.push_back({"link_speed", Unit::speed, "Mbps|auto", 0, 1000000, -1, RXECC_ATTR_LINK_SPEED});
     all.push_back({"pfc_rx_xoff", Unit::micros, "us", 0, 1000000, -1, RXECC_ATTR_PFC_RX_XOFF});
     all.push_back({"pfc_rx_xon", Unit::micros, "us", 0, 1000000, -1, RXECC_ATTR_PFC_RX_XON});
     all.push_back({"tx_qlimit", Unit::bytes, "bytes", 0, 1U << 30U, -1, RXECC_ATTR_TX_QLIMIT});

@@ -1,6 +1,7 @@
 // The knobs the tool knows: the DCQCN parameters of the module's core (their
-// names, units and ranges come from its table, rxecc_dcqcn.c) and the three
-// per-device switches rp_enable, np_enable and ecn. Parsing of values with
+// names, units and ranges come from its table, RXECC_DCQCN_PARAMS in
+// rxecc_dcqcn.h) and the twelve per-device switches of the module's table
+// (RXECC_SWITCHES in rxecc.h; knobs() lists them). Parsing of values with
 // units and formatting for output.
 #pragma once
 

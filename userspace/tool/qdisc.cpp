@@ -59,8 +59,8 @@ std::span<const Field<QdiscInfo>> qdisc_port_fields() {
             .settable("pfc", Unit::prio_mask, "prio mask", 0, 0xff),
         member<&QdiscInfo::trust>("trust", TCA_PFC_TRUST, Wire::u8, Show::trust)
             .settable("trust", Unit::trust, "dscp|pcp", 0, TC_PFC_TRUST_PCP),
-        member<&QdiscInfo::link_mbps>("link_mbps", TCA_PFC_LINK_MBPS, Wire::u32)
-            .settable("link", Unit::mbps, "Mbit/s", 1, 1000000),
+        member<&QdiscInfo::link_speed>("link_speed", TCA_PFC_LINK_SPEED, Wire::u32)
+            .settable("link_speed", Unit::mbps, "Mbit/s", 1, 1000000),
         member<&QdiscInfo::delay_ns>("delay_ns", TCA_PFC_DELAY, Wire::u32)
             .settable("delay", Unit::micros, "us", 0, 1000000, 1000),
         member<&QdiscInfo::quanta>("quanta", TCA_PFC_QUANTA, Wire::u16)

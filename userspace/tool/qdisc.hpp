@@ -26,7 +26,7 @@ struct QdiscInfo {
     uint64_t rate_bps = 0;
     uint8_t enable = 0;
     uint8_t trust = 0;
-    uint32_t link_mbps = 0;
+    uint32_t link_speed = 0;
     uint32_t delay_ns = 0;
     uint16_t quanta = 0;
     uint32_t wd_detection_ms = 0;

@@ -24,7 +24,7 @@ enum {
 	TCA_PFC_RATE,		/* u64, port rate in bit/s; 0 = unlimited */
 	TCA_PFC_ENABLE,		/* u8, bit p: PFC on for priority p */
 	TCA_PFC_TRUST,		/* u8, enum tc_pfc_trust: how packets are classified */
-	TCA_PFC_LINK_MBPS,	/* u32, speed that turns quanta into time, Mbit/s */
+	TCA_PFC_LINK_SPEED,	/* u32, speed that turns quanta into time, Mbit/s */
 	TCA_PFC_DELAY,		/* u32, ns: response time the headroom must cover */
 	TCA_PFC_QUANTA,		/* u16, pause time carried by XOFF frames */
 	TCA_PFC_DSCP_MAP,	/* binary, 64 bytes: priority of each DSCP */

@@ -28,14 +28,14 @@ enum rxecc_cmd {
 	 * Configuration of one device (doit, DEV_NAME or DEV_INDEX) or of
 	 * every visible device (dump). Reply: device attributes, PROFILE,
 	 * DCQCN, RP_ENABLE, NP_ENABLE, ECN, PFC_ENABLE, ROCE_PRIO, DSCP2PRIO,
-	 * LINK_MBPS, PFC_RX_XOFF, PFC_RX_XON, TX_QLIMIT, PFC_STALL_CRITICAL,
+	 * LINK_SPEED, PFC_RX_XOFF, PFC_RX_XON, TX_QLIMIT, PFC_STALL_CRITICAL,
 	 * PFC_STALL_MINOR, UDP_SPORT.
 	 */
 	RXECC_CMD_DEV_GET,
 	/*
 	 * Change one device: PROFILE is loaded first, then the DCQCN values,
 	 * RP_ENABLE, NP_ENABLE, ECN, PFC_ENABLE, ROCE_PRIO, DSCP2PRIO,
-	 * LINK_MBPS, PFC_RX_XOFF, PFC_RX_XON, TX_QLIMIT, PFC_STALL_CRITICAL,
+	 * LINK_SPEED, PFC_RX_XOFF, PFC_RX_XON, TX_QLIMIT, PFC_STALL_CRITICAL,
 	 * PFC_STALL_MINOR and UDP_SPORT given are applied
 	 * on top; the result is checked as a whole and replaces the device's
 	 * configuration in one step (its live QPs see all of it or none of it).
@@ -92,7 +92,7 @@ enum rxecc_attr {
 	 * rate are measured at; 0 = the netdev's (10000 if it reports none).
 	 * LINE_KBPS reports the speed in use.
 	 */
-	RXECC_ATTR_LINK_MBPS,
+	RXECC_ATTR_LINK_SPEED,
 	/*
 	 * u32, microseconds: a received packet of a PFC priority that waited
 	 * this long in the receive backlog (netif_rx() to rxe_rcv()) makes
@@ -237,7 +237,7 @@ enum rxecc_qp_attr {
 	RXECC_QP_A_BC_STAGE,	/* u32: byte counter events since the last cut */
 	RXECC_QP_A_CNP_HANDLED,	/* u64: CNPs this QP reacted to */
 	RXECC_QP_A_CNP_SENT,	/* u64: CNPs this QP sent as notification point */
-	RXECC_QP_A_TX_DEFERRED,	/* u64: packets the limiter held back */
+	RXECC_QP_A_RP_TX_DEFERRED, /* u64: packets the limiter held back */
 	RXECC_QP_A_PRIO,	/* u8: priority of the QP's traffic */
 
 	__RXECC_QP_A_MAX,

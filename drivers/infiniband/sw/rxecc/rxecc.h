@@ -3,12 +3,15 @@
  * rxecc: what rdma_rxecc adds to the rxe driver it is derived from.
  *
  * The rxe sources are extracted from the kernel tree at build time and
- * patched by the quilt series of the kernel line, patches/<line>/. Patches
- * 0001-0004 are rxecc's hooks: each calls into the functions declared
- * here, so what rxecc adds stays in its own files. Most of the others
- * change rxe's own code in place: its receive drops counted by reason,
- * and fixes of its bugs (docs/rxe-fixes.md lists them, per line, with
- * their tests). What differs between the lines for these files is in
+ * patched by the quilt series of the kernel line, patches/<line>/. The
+ * hook patches, 0002-0004, 0020 and 0021, each call into the functions
+ * declared here (0004 also hooks rxecc_counters.h's counters into rxe's),
+ * so what rxecc adds stays in its own files; 0001 names the module and its
+ * link type (RXECC_LINK_TYPE below). The others change rxe's own
+ * code in place (some of the fixes call rxecc's helpers too): its receive
+ * drops counted by reason (0005), mlx5's transport counters (0019) and
+ * fixes of its bugs (docs/rxe-fixes.md lists them, per line, with their
+ * tests). What differs between the lines for these files is in
  * rxecc_compat.h.
  */
 #ifndef RXECC_H
@@ -30,6 +33,7 @@
 
 struct rxe_dev;
 struct rxe_qp;
+struct rxecc_qp;	/* rxecc_qp.h */
 struct rxe_pkt_info;
 struct rxe_av;
 struct rxe_mr;
@@ -41,23 +45,79 @@ struct net;
 struct net_device;
 struct socket;
 
+/* Pause-storm watermarks, ms: mlx5's range (its default: the maximum). */
+#define RXECC_PFC_STALL_MIN_MS	80
+#define RXECC_PFC_STALL_MAX_MS	8000
+
 /*
- * The congestion control configuration of one device (and the defaults new
- * devices copy). Readers use it under RCU; a change builds a new one and
- * replaces the pointer, so a QP sees all of a change or none of it.
+ * The device switches, declared once:
+ *   S(name, ATTR, field, type, min, max, default, check, show, description)
+ * name: the tool's and the module parameter's (mlx5's where it has one);
+ * RXECC_ATTR_<ATTR>: its netlink attribute; field: in struct
+ * rxecc_dev_config, of type (u8 or u32, as on the wire); min..max: its
+ * range; default: the boot defaults' value; check: RANGE (the netlink
+ * policy holds the range) or TYPE (the policy only the type, the range is
+ * checked in rxecc_nl_build() with its own message); show: how the module
+ * parameter reads, MASK (0x%02x) or NUM. The netlink policy, the dump,
+ * the set, the module parameters and the boot defaults are generated from
+ * it; docs/tool.md lists them (ci/tables_check.py compares).
  */
-struct rxecc_cc_config {
+#define RXECC_SWITCHES(S) \
+	S(rp_enable, RP_ENABLE, rp_enable, u8, 0, 0xff, 0xff, RANGE, MASK, \
+	  "Reaction point on, bit per priority (0xff)") \
+	S(np_enable, NP_ENABLE, np_enable, u8, 0, 0xff, 0xff, RANGE, MASK, \
+	  "Notification point on, bit per priority (0xff)") \
+	S(ecn, ECN, ecn, u8, 0, RXECC_ECN_ECT0, RXECC_ECN_ECT0, TYPE, NUM, \
+	  "ECN of data packets: 0 as the AV says, 1 ECT(1), 2 ECT(0) (2)") \
+	S(pfc_enable, PFC_ENABLE, pfc_enable, u8, 0, 0xff, 0, RANGE, MASK, \
+	  "PFC frames honoured and sent, bit per priority (0)") \
+	S(roce_prio, ROCE_PRIO, roce_prio, u8, 0, RXECC_ROCE_PRIO_DSCP, \
+	  RXECC_ROCE_PRIO_DSCP, RANGE, NUM, \
+	  "Priority of every RoCE packet 0..7, or 8: from the DSCP map (8)") \
+	S(link_speed, LINK_SPEED, link_speed, u32, 0, 1000000, 0, RANGE, NUM, \
+	  "Port speed of PFC pause quanta and the DCQCN line rate (Mbit/s, 0 = the netdev's)") \
+	S(pfc_rx_xoff, PFC_RX_XOFF, pfc_rx_xoff, u32, 0, 1000000, 0, RANGE, NUM, \
+	  "Receive backlog wait that sends XOFF (us, 0 = never)") \
+	S(pfc_rx_xon, PFC_RX_XON, pfc_rx_xon, u32, 0, 1000000, 0, RANGE, NUM, \
+	  "Receive backlog wait that sends XON (us, below pfc_rx_xoff)") \
+	S(tx_qlimit, TX_QLIMIT, tx_qlimit, u32, 0, 1U << 30, 0, RANGE, NUM, \
+	  "Bytes in the egress qdisc that make QPs wait (0 = off)") \
+	S(device_stall_critical_watermark, PFC_STALL_CRITICAL, pfc_stall_critical, \
+	  u32, 0, RXECC_PFC_STALL_MAX_MS, RXECC_PFC_STALL_MAX_MS, RANGE, NUM, \
+	  "XOFF time that stops pausing (ms, 0 = off or 80..8000; 8000)") \
+	S(device_stall_minor_watermark, PFC_STALL_MINOR, pfc_stall_minor, \
+	  u32, 0, RXECC_PFC_STALL_MAX_MS, 0, RANGE, NUM, \
+	  "XOFF time counted as a warning (ms, 0 = 85 % of critical, or 80..8000)") \
+	S(udp_sport, UDP_SPORT, udp_sport, u8, 0, RXECC_UDP_SPORT_QPN, \
+	  RXECC_UDP_SPORT_FLOW_LABEL, RANGE, NUM, \
+	  "UDP source port of RoCEv2 packets: 0 flow_label, 1 qpn (0)")
+
+/* RXECC_SW_<name>: a switch's index in the table */
+#define RXECC_SW_INDEX(n, ...) RXECC_SW_##n,
+enum rxecc_switch_index {
+	RXECC_SWITCHES(RXECC_SW_INDEX)
+	RXECC_NUM_SWITCHES
+};
+
+/*
+ * The configuration of one device (and the defaults new devices copy): the
+ * DCQCN parameters, the switches and the DSCP map. Readers use it under
+ * RCU; a change builds a new one and replaces the pointer, so a QP sees
+ * all of a change or none of it.
+ */
+struct rxecc_dev_config {
 	struct rcu_head rcu;
 	struct rxecc_dcqcn_params dcqcn;
 	int profile;		/* the profile the values equal, -1 = custom */
+	/* the switches (RXECC_SWITCHES) */
 	u8 rp_enable;		/* bit p: reaction point on for priority p */
 	u8 np_enable;		/* bit p: notification point on for priority p */
 	u8 ecn;			/* ECN field of data packets: 0 = as the AV says */
 	u8 pfc_enable;		/* bit p: PFC frames honoured (and sent) for priority p */
+	u8 roce_prio;		/* 0..7: priority of every packet; 8: dscp2prio */
+	u32 link_speed;		/* port speed, Mbit/s; 0: as the netdev reports */
 	u32 pfc_rx_xoff;	/* us in the receive backlog: send XOFF; 0 = never */
 	u32 pfc_rx_xon;		/* ... and XON again */
-	u8 roce_prio;		/* 0..7: priority of every packet; 8: dscp2prio */
-	u32 link_mbps;		/* port speed; 0: as the netdev reports */
 	u32 tx_qlimit;		/* bytes in the egress qdisc: QPs wait; 0 = off */
 	u32 pfc_stall_critical;	/* ms in XOFF: stop pausing; 0 = off */
 	u32 pfc_stall_minor;	/* ms in XOFF: a warning; 0 = from critical */
@@ -65,11 +125,7 @@ struct rxecc_cc_config {
 	u8 dscp2prio[64];	/* priority of each DSCP */
 };
 
-/* Pause-storm watermarks, ms: mlx5's range (its default: the maximum). */
-#define RXECC_PFC_STALL_MIN_MS	80
-#define RXECC_PFC_STALL_MAX_MS	8000
-
-/* The port speed when neither link_mbps nor the netdev gives one. */
+/* The port speed when neither link_speed nor the netdev gives one. */
 #define RXECC_DEFAULT_LINK_MBPS	10000
 
 /* Bits of the bitmaps of QPs waiting for the retry timer (rxecc_retry.c). */
@@ -130,7 +186,7 @@ struct rxecc_dev {
 	bool ndev_held;
 	bool ndev_gone;		/* NETDEV_UNREGISTER: no more PFC frames out */
 	u32 port_mbps;		/* port speed (ethtool), 0 if unknown */
-	struct rxecc_cc_config __rcu *cfg; /* from registration to deallocation */
+	struct rxecc_dev_config __rcu *cfg; /* from registration to deallocation */
 	struct rxecc_pfc pfc;
 	/*
 	 * Where QPs that had no state to wait with after a local drop are: a
@@ -146,43 +202,8 @@ struct rxecc_dev {
 };
 
 /*
- * Congestion control state of one QP (rxecc_qp.c), pointed to by the QP's
- * field `cc` from the QP's first need of it to the end of its cleanup. The
- * lock is taken from process, tasklet, softirq and hrtimer (soft) context,
- * always with interrupts saved.
- */
-struct rxecc_qp {
-	struct rxe_qp *qp;		/* the QP it belongs to */
-	spinlock_t lock;		/* everything below */
-	struct rxecc_dcqcn_rp rp;	/* reaction point, this QP as sender */
-	struct rxecc_dcqcn_np np;	/* notification point, as receiver */
-	struct rxecc_dcqcn_pace pace;	/* the rate limiter's clock */
-	struct hrtimer rl_timer;	/* wakes a QP held back by the limiter */
-	struct hrtimer np_timer;	/* sends a CNP deferred to the end of the gap */
-	u64 cnp_handled;		/* per-QP counts for `rdma res show qp -dd` */
-	u64 cnp_sent;
-	u64 rl_deferred;
-	u8 wait_req;			/* requester / responder held back */
-	u8 wait_resp;
-	/*
-	 * RXECC_WAIT_REQ | RXECC_WAIT_RESP: after a local drop, a failed
-	 * buffer or a full egress queue (rxecc_tx_defer()), wait for rl_timer
-	 * whoever else wakes the task (rxecc_retry_hold())
-	 */
-	u8 hold;
-	bool stopped;			/* destroy, cleanup, reset: nothing arms them */
-	bool destroyed;			/* the destroy verb: nothing more to send */
-	/* under the device's rxecc_pfc lock */
-	struct list_head pfc_node;	/* waiting for a paused priority */
-	u8 pfc_wait;			/* RXECC_WAIT_REQ | RXECC_WAIT_RESP */
-};
-
-#define RXECC_WAIT_REQ		BIT(0)
-#define RXECC_WAIT_RESP		BIT(1)
-
-/*
- * Per-priority PFC port counters (rxe_hw_counters.h reserves
- * 8 * RXECC_PFC_PRIO_COUNTERS entries from RXECC_CNT_PFC_PRIO), mlx5 names.
+ * Per-priority PFC port counters (rxecc_counters.h declares
+ * 8 * RXECC_PFC_PRIO_COUNTERS of them from RXECC_CNT_PFC_PRIO), mlx5 names.
  */
 #define RXECC_PFC_PRIO_COUNTERS	3
 #define RXECC_PFC_RX_PAUSE		0	/* frames pausing or resuming p */
@@ -237,16 +258,16 @@ int rxecc_cc_dev_init(struct rxe_dev *rxe);
 void rxecc_cc_dev_exit(struct rxe_dev *rxe);
 /* Writers of the configurations hold this; readers use RCU. */
 extern struct mutex rxecc_cc_mutex;
-struct rxecc_cc_config *rxecc_cc_defaults_locked(void);
-void rxecc_cc_replace_defaults(struct rxecc_cc_config *new);
-void rxecc_cc_replace(struct rxe_dev *rxe, struct rxecc_cc_config *new);
+struct rxecc_dev_config *rxecc_cc_defaults_locked(void);
+void rxecc_cc_replace_defaults(struct rxecc_dev_config *new);
+void rxecc_cc_replace(struct rxe_dev *rxe, struct rxecc_dev_config *new);
 int rxecc_cc_profile_of(const struct rxecc_dcqcn_params *p);
 /* A consistent copy of a QP's congestion control state (rates brought to now). */
 struct rxecc_qp_snap {
 	struct rxecc_dcqcn_rp rp;
 	u64 cnp_handled;
 	u64 cnp_sent;
-	u64 rl_deferred;
+	u64 rp_tx_deferred;
 	u8 prio;
 };
 
@@ -259,7 +280,7 @@ static inline u32 rxecc_alpha_ppm(u32 alpha)
 
 void rxecc_dev_speed(struct rxe_dev *rxe);
 void rxecc_netdev_event(struct rxe_dev *rxe, unsigned long event);
-u32 rxecc_link_mbps(struct rxe_dev *rxe, const struct rxecc_cc_config *cfg);
+u32 rxecc_link_mbps(struct rxe_dev *rxe, const struct rxecc_dev_config *cfg);
 
 /* A QP's state (rxecc_qp.c). */
 int rxecc_qp_cache_init(void);
@@ -327,7 +348,7 @@ void rxecc_np_in_seq(struct rxe_qp *qp, struct rxe_pkt_info *pkt);
 void rxecc_rcv_cnp(struct rxe_pkt_info *pkt, struct sk_buff *skb);
 
 /* Priorities and PFC (rxecc_pfc.c). */
-static inline u8 rxecc_cfg_prio(const struct rxecc_cc_config *cfg, u8 tclass)
+static inline u8 rxecc_cfg_prio(const struct rxecc_dev_config *cfg, u8 tclass)
 {
 	if (cfg->roce_prio < RXECC_ROCE_PRIO_DSCP)
 		return cfg->roce_prio;
@@ -345,7 +366,7 @@ bool rxecc_pfc_ack_req(struct rxe_qp *qp);
 #define RXECC_PFC_RX_TAKEN	BIT(1)
 void rxecc_pfc_rx(struct rxe_dev *rxe, const struct sk_buff *skb, u8 dsfield,
 		  unsigned int what);
-void rxecc_pfc_cfg_changed(struct rxe_dev *rxe, const struct rxecc_cc_config *cfg);
+void rxecc_pfc_cfg_changed(struct rxe_dev *rxe, const struct rxecc_dev_config *cfg);
 void rxecc_pfc_netdev_gone(struct rxe_dev *rxe);
 
 /* Generic netlink family "rxecc" (rxecc_nl.c). */

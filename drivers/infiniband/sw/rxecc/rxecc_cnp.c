@@ -141,7 +141,7 @@ void rxecc_np_in_seq(struct rxe_qp *qp, struct rxe_pkt_info *pkt)
 {
 	u8 ds = rxecc_rcv_dsfield(PKT_TO_SKB(pkt));
 	enum rxecc_dcqcn_np_action act = RXECC_NP_PENDING;
-	struct rxecc_cc_config *cfg;
+	struct rxecc_dev_config *cfg;
 	struct rxecc_qp *cc = NULL;
 	unsigned long flags;
 	u64 when = 0;
@@ -212,7 +212,7 @@ void rxecc_rcv_cnp(struct rxe_pkt_info *pkt, struct sk_buff *skb)
 {
 	struct rxe_dev *rxe = pkt->rxe;
 	struct rxe_qp *qp = NULL;
-	struct rxecc_cc_config *cfg;
+	struct rxecc_dev_config *cfg;
 	struct rxecc_qp *cc;
 	enum rxecc_dcqcn_cnp_result res;
 	struct rxecc_dcqcn_rp snap;

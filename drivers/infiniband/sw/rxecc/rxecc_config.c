@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * rxecc's configuration: every device has its own (struct rxecc_cc_config),
+ * rxecc's configuration: every device has its own (struct rxecc_dev_config),
  * set over netlink (rxecc_nl.c) and read under RCU; it starts as a copy of
  * the defaults, which the module parameters (mlx5 names) set at load time.
  * Also the port speed rates and PFC pause times are measured at.
@@ -16,18 +16,14 @@
  * The defaults new devices copy. Until the first write they are the boot
  * set, the mlx5 profile with every priority enabled and ECT(0) on data.
  */
-static struct rxecc_cc_config rxecc_cc_boot = {
+#define RXECC_SW_BOOT(n, a, field, t, lo, hi, def, ...) .field = def,
+static struct rxecc_dev_config rxecc_cc_boot = {
 	.profile = RXECC_PROFILE_MLX5,
-	.rp_enable = 0xff,
-	.np_enable = 0xff,
-	.ecn = INET_ECN_ECT_0,
-	.roce_prio = RXECC_ROCE_PRIO_DSCP,
-	/* mlx5's default stall prevention timeout */
-	.pfc_stall_critical = RXECC_PFC_STALL_MAX_MS,
+	RXECC_SWITCHES(RXECC_SW_BOOT)
 };
 
 static bool rxecc_cc_boot_loaded;
-static struct rxecc_cc_config __rcu *rxecc_cc_defaults = RCU_INITIALIZER(&rxecc_cc_boot);
+static struct rxecc_dev_config __rcu *rxecc_cc_defaults = RCU_INITIALIZER(&rxecc_cc_boot);
 DEFINE_MUTEX(rxecc_cc_mutex);	/* serialises writers of every configuration */
 
 /* The boot set's values, before the first module parameter or module init. */
@@ -45,30 +41,30 @@ static void rxecc_cc_load_boot(void)
 	rxecc_cc_boot_loaded = true;
 }
 
-struct rxecc_cc_config *rxecc_cc_defaults_locked(void)
+struct rxecc_dev_config *rxecc_cc_defaults_locked(void)
 {
 	lockdep_assert_held(&rxecc_cc_mutex);
 	return rcu_dereference_protected(rxecc_cc_defaults,
 					 lockdep_is_held(&rxecc_cc_mutex));
 }
 
-static void rxecc_cc_free(struct rxecc_cc_config *old)
+static void rxecc_cc_free(struct rxecc_dev_config *old)
 {
 	if (old && old != &rxecc_cc_boot)
 		kfree_rcu(old, rcu);
 }
 
 /* Install @new (allocated with kmalloc) as the defaults. */
-void rxecc_cc_replace_defaults(struct rxecc_cc_config *new)
+void rxecc_cc_replace_defaults(struct rxecc_dev_config *new)
 {
 	rxecc_cc_free(rcu_replace_pointer(rxecc_cc_defaults, new,
 					  lockdep_is_held(&rxecc_cc_mutex)));
 }
 
 /* Install @new (allocated with kmalloc) as the configuration of @rxe. */
-void rxecc_cc_replace(struct rxe_dev *rxe, struct rxecc_cc_config *new)
+void rxecc_cc_replace(struct rxe_dev *rxe, struct rxecc_dev_config *new)
 {
-	struct rxecc_cc_config *old;
+	struct rxecc_dev_config *old;
 
 	old = rcu_replace_pointer(rxe->cc.cfg, new, lockdep_is_held(&rxecc_cc_mutex));
 	rxecc_pfc_cfg_changed(rxe, new);
@@ -109,7 +105,7 @@ void rxecc_config_exit(void)
 /* Before the device is registered: it starts with a copy of the defaults. */
 int rxecc_cc_dev_init(struct rxe_dev *rxe)
 {
-	struct rxecc_cc_config *cfg;
+	struct rxecc_dev_config *cfg;
 
 	mutex_lock(&rxecc_cc_mutex);
 	cfg = kmemdup(rxecc_cc_defaults_locked(), sizeof(*cfg), GFP_KERNEL);
@@ -130,19 +126,77 @@ void rxecc_cc_dev_exit(struct rxe_dev *rxe)
 /*
  * Module parameters: the initial defaults, given at load time (read only
  * afterwards; `rxecc dcqcn set defaults ...` changes the defaults at run
- * time, and reading a parameter shows the current defaults). The DCQCN ones
- * carry the mlx5 names; each points at its index in rxecc_dcqcn_param_descs.
- * The others have negative indices.
+ * time, and reading a parameter shows the current defaults). One per DCQCN
+ * parameter (rxecc_dcqcn.h, mlx5 names), its argument the index in the
+ * table, and one per switch (rxecc.h), its argument -1 - the switch's index.
  */
-enum {
-	RXECC_PARAM_RP_ENABLE = -1,
-	RXECC_PARAM_NP_ENABLE = -2,
-	RXECC_PARAM_ECN = -3,
+static bool rxecc_param_is_switch(int idx)
+{
+	return idx < 0;
+}
+
+static int rxecc_param_switch(int idx)
+{
+	return -1 - idx;
+}
+
+#define RXECC_SW_RANGE(n, a, f, t, lo, hi, ...) \
+	[RXECC_SW_##n] = { lo, hi },
+static const u32 rxecc_sw_range[RXECC_NUM_SWITCHES][2] = {
+	RXECC_SWITCHES(RXECC_SW_RANGE)
+};
+
+/* What netlink checks beyond each value's range (rxecc_nl_build()). */
+static bool rxecc_param_cfg_ok(const struct rxecc_dev_config *c)
+{
+	if (c->pfc_stall_critical && c->pfc_stall_critical < RXECC_PFC_STALL_MIN_MS)
+		return false;
+	if (c->pfc_stall_minor && c->pfc_stall_minor < RXECC_PFC_STALL_MIN_MS)
+		return false;
+	if (c->pfc_stall_minor && c->pfc_stall_critical &&
+	    c->pfc_stall_minor > c->pfc_stall_critical)
+		return false;
+	return !c->pfc_rx_xoff || c->pfc_rx_xon < c->pfc_rx_xoff;
+}
+
+#define RXECC_SW_SET(n, a, field, ...) \
+	case RXECC_SW_##n: \
+		new->field = v; \
+		break;
+
+static int rxecc_switch_set(struct rxecc_dev_config *new, int sw, u32 v)
+{
+	if (v < rxecc_sw_range[sw][0] || v > rxecc_sw_range[sw][1])
+		return -ERANGE;
+	switch (sw) {
+	RXECC_SWITCHES(RXECC_SW_SET)
+	}
+	return rxecc_param_cfg_ok(new) ? 0 : -ERANGE;
+}
+
+#define RXECC_SW_GET(n, a, field, ...) \
+	case RXECC_SW_##n: \
+		return cfg->field;
+
+static u32 rxecc_switch_get(const struct rxecc_dev_config *cfg, int sw)
+{
+	switch (sw) {
+	RXECC_SWITCHES(RXECC_SW_GET)
+	}
+	return 0;
+}
+
+#define RXECC_SW_MASK_MASK true
+#define RXECC_SW_MASK_NUM false
+#define RXECC_SW_IS_MASK(n, a, f, t, lo, hi, def, check, show, ...) \
+	[RXECC_SW_##n] = RXECC_SW_MASK_##show,
+static const bool rxecc_sw_mask[RXECC_NUM_SWITCHES] = {
+	RXECC_SWITCHES(RXECC_SW_IS_MASK)
 };
 
 static int rxecc_param_update(int idx, u32 v)
 {
-	struct rxecc_cc_config *new;
+	struct rxecc_dev_config *new;
 	int err = 0;
 
 	mutex_lock(&rxecc_cc_mutex);
@@ -152,29 +206,13 @@ static int rxecc_param_update(int idx, u32 v)
 		err = -ENOMEM;
 		goto out;
 	}
-	switch (idx) {
-	case RXECC_PARAM_RP_ENABLE:
-	case RXECC_PARAM_NP_ENABLE:
-		if (v > 0xff)
-			err = -ERANGE;
-		else if (idx == RXECC_PARAM_RP_ENABLE)
-			new->rp_enable = v;
-		else
-			new->np_enable = v;
-		break;
-	case RXECC_PARAM_ECN:
-		if (v > INET_ECN_ECT_0)
-			err = -ERANGE;
-		else
-			new->ecn = v;
-		break;
-	default:
-		if (rxecc_dcqcn_param_set(&new->dcqcn, idx, v) ||
-		    rxecc_dcqcn_params_check(&new->dcqcn))
-			err = -ERANGE;
-		else
-			new->profile = rxecc_cc_profile_of(&new->dcqcn);
-		break;
+	if (rxecc_param_is_switch(idx)) {
+		err = rxecc_switch_set(new, rxecc_param_switch(idx), v);
+	} else if (rxecc_dcqcn_param_set(&new->dcqcn, idx, v) ||
+		   rxecc_dcqcn_params_check(&new->dcqcn)) {
+		err = -ERANGE;
+	} else {
+		new->profile = rxecc_cc_profile_of(&new->dcqcn);
 	}
 	if (err) {
 		kfree(new);
@@ -202,7 +240,7 @@ static int rxecc_param_set(const char *val, const struct kernel_param *kp)
 		return err;
 	err = rxecc_param_update(idx, v);
 	if (err == -ERANGE) {
-		if (idx >= 0)
+		if (!rxecc_param_is_switch(idx))
 			pr_warn("%s: %u is outside %u..%u\n", kp->name, v,
 				rxecc_dcqcn_param_descs[idx].min,
 				rxecc_dcqcn_param_descs[idx].max);
@@ -216,21 +254,17 @@ static int rxecc_param_set(const char *val, const struct kernel_param *kp)
 static int rxecc_param_get(char *buf, const struct kernel_param *kp)
 {
 	int idx = rxecc_param_idx(kp);
-	struct rxecc_cc_config *cfg;
+	struct rxecc_dev_config *cfg;
 	u32 v;
 
 	rcu_read_lock();
 	cfg = rcu_dereference(rxecc_cc_defaults);
-	if (idx == RXECC_PARAM_RP_ENABLE)
-		v = cfg->rp_enable;
-	else if (idx == RXECC_PARAM_NP_ENABLE)
-		v = cfg->np_enable;
-	else if (idx == RXECC_PARAM_ECN)
-		v = cfg->ecn;
+	if (rxecc_param_is_switch(idx))
+		v = rxecc_switch_get(cfg, rxecc_param_switch(idx));
 	else
 		v = rxecc_dcqcn_param_get(&cfg->dcqcn, idx);
 	rcu_read_unlock();
-	if (idx == RXECC_PARAM_RP_ENABLE || idx == RXECC_PARAM_NP_ENABLE)
+	if (rxecc_param_is_switch(idx) && rxecc_sw_mask[rxecc_param_switch(idx)])
 		return sysfs_emit(buf, "0x%02x\n", v);
 	return sysfs_emit(buf, "%u\n", v);
 }
@@ -240,65 +274,21 @@ static const struct kernel_param_ops rxecc_param_ops = {
 	.get = rxecc_param_get,
 };
 
-module_param_cb(rp_clamp_tgt_rate, &rxecc_param_ops, (void *)0L, 0444);
-MODULE_PARM_DESC(rp_clamp_tgt_rate, "Rt = Rc on every rate cut (bool, mlx5 0)");
-module_param_cb(rp_clamp_tgt_rate_ati, &rxecc_param_ops, (void *)1L, 0444);
-MODULE_PARM_DESC(rp_clamp_tgt_rate_ati, "Rt = Rc on a cut after a timer increase (bool, mlx5 1)");
-module_param_cb(rp_time_reset, &rxecc_param_ops, (void *)2L, 0444);
-MODULE_PARM_DESC(rp_time_reset, "Time between rate increase events (us, mlx5 300)");
-module_param_cb(rp_byte_reset, &rxecc_param_ops, (void *)3L, 0444);
-MODULE_PARM_DESC(rp_byte_reset, "Bytes between rate increase events (64 B units, 0 off, mlx5 32767)");
-module_param_cb(rp_threshold, &rxecc_param_ops, (void *)4L, 0444);
-MODULE_PARM_DESC(rp_threshold, "Increase events of fast recovery, F (mlx5 1)");
-module_param_cb(rp_ai_rate, &rxecc_param_ops, (void *)5L, 0444);
-MODULE_PARM_DESC(rp_ai_rate, "Additive increase step (Mbit/s, mlx5 5)");
-module_param_cb(rp_hai_rate, &rxecc_param_ops, (void *)6L, 0444);
-MODULE_PARM_DESC(rp_hai_rate, "Hyper increase step (Mbit/s, mlx5 50)");
-module_param_cb(rp_max_rate, &rxecc_param_ops, (void *)7L, 0444);
-MODULE_PARM_DESC(rp_max_rate, "Rate ceiling (Mbit/s, 0 = port speed)");
-module_param_cb(rp_min_dec_fac, &rxecc_param_ops, (void *)8L, 0444);
-MODULE_PARM_DESC(rp_min_dec_fac, "A cut keeps at least this share of the rate (%, mlx5 50)");
-module_param_cb(rp_min_rate, &rxecc_param_ops, (void *)9L, 0444);
-MODULE_PARM_DESC(rp_min_rate, "Rate floor (Mbit/s, mlx5 1)");
-module_param_cb(rp_rate_to_set_on_first_cnp, &rxecc_param_ops, (void *)10L, 0444);
-MODULE_PARM_DESC(rp_rate_to_set_on_first_cnp, "Rate after the first CNP (Mbit/s, 0 = cut, mlx5 0)");
-module_param_cb(rp_dce_tcp_g, &rxecc_param_ops, (void *)11L, 0444);
-MODULE_PARM_DESC(rp_dce_tcp_g, "Alpha gain G, g = 1 - G/1024 (mlx5 1019)");
-module_param_cb(rp_dce_tcp_rtt, &rxecc_param_ops, (void *)12L, 0444);
-MODULE_PARM_DESC(rp_dce_tcp_rtt, "Alpha update period (us, mlx5 1)");
-module_param_cb(rp_rate_reduce_monitor_period, &rxecc_param_ops, (void *)13L, 0444);
-MODULE_PARM_DESC(rp_rate_reduce_monitor_period, "Minimum time between cuts (us, mlx5 4)");
-module_param_cb(rp_initial_alpha_value, &rxecc_param_ops, (void *)14L, 0444);
-MODULE_PARM_DESC(rp_initial_alpha_value, "Alpha on the first CNP (1/1024, mlx5 1023)");
-module_param_cb(rp_gd, &rxecc_param_ops, (void *)15L, 0444);
-MODULE_PARM_DESC(rp_gd, "Cut = Rc * alpha / 2^gd, alpha in 1/1024 (mlx5 11)");
-module_param_cb(np_min_time_between_cnps, &rxecc_param_ops, (void *)16L, 0444);
-MODULE_PARM_DESC(np_min_time_between_cnps, "Minimum gap between CNPs of a QP (us, mlx5 4)");
-module_param_cb(np_cnp_dscp, &rxecc_param_ops, (void *)17L, 0444);
-MODULE_PARM_DESC(np_cnp_dscp, "DSCP of CNPs (mlx5 48)");
-module_param_cb(np_cnp_prio, &rxecc_param_ops, (void *)18L, 0444);
-MODULE_PARM_DESC(np_cnp_prio, "802.1p priority of CNPs (mlx5 6)");
-module_param_cb(rp_ai_rate_kbps, &rxecc_param_ops, (void *)19L, 0444);
-MODULE_PARM_DESC(rp_ai_rate_kbps, "Additive increase step (kbit/s; rp_ai_rate in kbit/s)");
-module_param_cb(rp_hai_rate_kbps, &rxecc_param_ops, (void *)20L, 0444);
-MODULE_PARM_DESC(rp_hai_rate_kbps, "Hyper increase step (kbit/s; rp_hai_rate in kbit/s)");
-module_param_cb(rp_max_rate_kbps, &rxecc_param_ops, (void *)21L, 0444);
-MODULE_PARM_DESC(rp_max_rate_kbps, "Rate ceiling (kbit/s, 0 = port speed; rp_max_rate in kbit/s)");
-module_param_cb(rp_min_rate_kbps, &rxecc_param_ops, (void *)22L, 0444);
-MODULE_PARM_DESC(rp_min_rate_kbps, "Rate floor (kbit/s; rp_min_rate in kbit/s)");
-module_param_cb(rp_rate_to_set_on_first_cnp_kbps, &rxecc_param_ops, (void *)23L, 0444);
-MODULE_PARM_DESC(rp_rate_to_set_on_first_cnp_kbps,
-		 "Rate after the first CNP (kbit/s, 0 = cut; rp_rate_to_set_on_first_cnp in kbit/s)");
-module_param_cb(rp_enable, &rxecc_param_ops, (void *)(long)RXECC_PARAM_RP_ENABLE, 0444);
-MODULE_PARM_DESC(rp_enable, "Reaction point on, bit per priority (0xff)");
-module_param_cb(np_enable, &rxecc_param_ops, (void *)(long)RXECC_PARAM_NP_ENABLE, 0444);
-MODULE_PARM_DESC(np_enable, "Notification point on, bit per priority (0xff)");
-module_param_cb(ecn, &rxecc_param_ops, (void *)(long)RXECC_PARAM_ECN, 0444);
-MODULE_PARM_DESC(ecn, "ECN of data packets: 0 as the AV says, 1 ECT(1), 2 ECT(0) (2)");
+#define RXECC_DCQCN_MODPARAM(n, desc) \
+	module_param_cb(n, &rxecc_param_ops, (void *)(long)RXECC_DCQCN_P_##n, 0444); \
+	MODULE_PARM_DESC(n, desc);
+#define RXECC_DCQCN_MODPARAM_P(n, attr, lo, hi, unit, desc) RXECC_DCQCN_MODPARAM(n, desc)
+#define RXECC_DCQCN_MODPARAM_R(n, attr, lo, hi, desc) RXECC_DCQCN_MODPARAM(n, desc)
+RXECC_DCQCN_PARAMS(RXECC_DCQCN_MODPARAM_P, RXECC_DCQCN_MODPARAM_R)
+
+#define RXECC_SW_MODPARAM(n, a, f, t, lo, hi, def, check, show, desc) \
+	module_param_cb(n, &rxecc_param_ops, (void *)(long)(-1 - RXECC_SW_##n), 0444); \
+	MODULE_PARM_DESC(n, desc);
+RXECC_SWITCHES(RXECC_SW_MODPARAM)
 
 static int rxecc_profile_set(const char *val, const struct kernel_param *kp)
 {
-	struct rxecc_cc_config *new;
+	struct rxecc_dev_config *new;
 	char name[16];
 	int prof;
 
@@ -341,17 +331,17 @@ module_param_cb(profile, &rxecc_profile_ops, NULL, 0444);
 MODULE_PARM_DESC(profile, "DCQCN profile of the defaults: mlx5 (default), paper or lab; parameters after it on the command line change it");
 
 /*
- * The port speed, Mbit/s: the device's link_mbps if set, else what the
+ * The port speed, Mbit/s: the device's link_speed if set, else what the
  * netdev reports (ethtool), else RXECC_DEFAULT_LINK_MBPS. @cfg may be NULL
  * (a device being deallocated). DCQCN's line rate and the PFC pause quanta
  * are both measured at it.
  */
-u32 rxecc_link_mbps(struct rxe_dev *rxe, const struct rxecc_cc_config *cfg)
+u32 rxecc_link_mbps(struct rxe_dev *rxe, const struct rxecc_dev_config *cfg)
 {
 	u32 mbps;
 
-	if (cfg && cfg->link_mbps)
-		return cfg->link_mbps;
+	if (cfg && cfg->link_speed)
+		return cfg->link_speed;
 	mbps = READ_ONCE(rxe->cc.port_mbps);
 	return mbps ? mbps : RXECC_DEFAULT_LINK_MBPS;
 }

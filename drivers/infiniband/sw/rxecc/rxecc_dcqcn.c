@@ -31,42 +31,18 @@
 #define NSEC_PER_USEC_ 1000ULL
 #define U64_MAX_ (~0ULL)
 
-#define PARAM(n, lo, hi, u) { \
+#define PARAM(n, attr, lo, hi, u, desc) { \
 	.name = #n, \
 	.offset = __builtin_offsetof(struct rxecc_dcqcn_params, n), \
-	.min = lo, .max = hi, .unit = u, .scale = 1 }
+	.min = lo, .max = hi, .unit = u, .scale = 1 },
 /* A rate in Mbit/s (the mlx5 name), kept in kbit/s in the field n_kbps. */
-#define RATE_MBPS(n, lo, hi) { \
+#define RATE_MBPS(n, attr, lo, hi, desc) { \
 	.name = #n, \
 	.offset = __builtin_offsetof(struct rxecc_dcqcn_params, n##_kbps), \
-	.min = lo, .max = hi, .unit = "Mbps", .scale = 1000 }
-#define RXECC_KBPS_MAX 400000000U	/* 400 Gbit/s */
+	.min = lo, .max = hi, .unit = "Mbps", .scale = 1000 },
 
 const struct rxecc_dcqcn_param_desc rxecc_dcqcn_param_descs[RXECC_DCQCN_NUM_PARAMS] = {
-	PARAM(rp_clamp_tgt_rate, 0, 1, "bool"),
-	PARAM(rp_clamp_tgt_rate_ati, 0, 1, "bool"),
-	PARAM(rp_time_reset, 1, 1000000, "us"),
-	PARAM(rp_byte_reset, 0, 16777215, "64B"),
-	PARAM(rp_threshold, 0, 31, "events"),
-	RATE_MBPS(rp_ai_rate, 0, 400000),
-	RATE_MBPS(rp_hai_rate, 0, 400000),
-	RATE_MBPS(rp_max_rate, 0, 400000),
-	PARAM(rp_min_dec_fac, 1, 100, "%"),
-	RATE_MBPS(rp_min_rate, 1, 400000),
-	RATE_MBPS(rp_rate_to_set_on_first_cnp, 0, 400000),
-	PARAM(rp_dce_tcp_g, 0, 1023, "1/1024"),
-	PARAM(rp_dce_tcp_rtt, 1, 131071, "us"),
-	PARAM(rp_rate_reduce_monitor_period, 0, 131071, "us"),
-	PARAM(rp_initial_alpha_value, 0, 1024, "1/1024"),
-	PARAM(rp_gd, 0, 15, "log2"),
-	PARAM(np_min_time_between_cnps, 0, 1000000, "us"),
-	PARAM(np_cnp_dscp, 0, 63, "dscp"),
-	PARAM(np_cnp_prio, 0, 7, "prio"),
-	PARAM(rp_ai_rate_kbps, 0, RXECC_KBPS_MAX, "kbps"),
-	PARAM(rp_hai_rate_kbps, 0, RXECC_KBPS_MAX, "kbps"),
-	PARAM(rp_max_rate_kbps, 0, RXECC_KBPS_MAX, "kbps"),
-	PARAM(rp_min_rate_kbps, 1, RXECC_KBPS_MAX, "kbps"),
-	PARAM(rp_rate_to_set_on_first_cnp_kbps, 0, RXECC_KBPS_MAX, "kbps"),
+	RXECC_DCQCN_PARAMS(PARAM, RATE_MBPS)
 };
 
 const unsigned int rxecc_dcqcn_num_params = RXECC_DCQCN_NUM_PARAMS;

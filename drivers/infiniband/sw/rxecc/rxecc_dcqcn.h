@@ -75,7 +75,75 @@ struct rxecc_dcqcn_param_desc {
 	u32 scale;
 };
 
-#define RXECC_DCQCN_NUM_PARAMS 24
+/*
+ * The DCQCN parameters, declared once, in the order of enum
+ * rxecc_dcqcn_attr (the netlink attribute of each is its index + 1):
+ *   P(name, ATTR, min, max, unit, description) a value kept in its field;
+ *   R(name, ATTR, min, max, description) a rate in Mbit/s (the mlx5 name)
+ *     kept in kbit/s in the field name_kbps, which is a parameter too.
+ * The parameter table (rxecc_dcqcn_param_descs), the netlink policy and the
+ * module parameters are generated from it; docs/dcqcn.md lists them
+ * (ci/tables_check.py compares), and the profiles below give the values.
+ */
+#define RXECC_KBPS_MAX 400000000U	/* 400 Gbit/s */
+#define RXECC_DCQCN_PARAMS(P, R) \
+	P(rp_clamp_tgt_rate, RP_CLAMP_TGT_RATE, 0, 1, "bool", \
+	  "Rt = Rc on every rate cut (bool, mlx5 0)") \
+	P(rp_clamp_tgt_rate_ati, RP_CLAMP_TGT_RATE_ATI, 0, 1, "bool", \
+	  "Rt = Rc on a cut after a timer increase (bool, mlx5 1)") \
+	P(rp_time_reset, RP_TIME_RESET, 1, 1000000, "us", \
+	  "Time between rate increase events (us, mlx5 300)") \
+	P(rp_byte_reset, RP_BYTE_RESET, 0, 16777215, "64B", \
+	  "Bytes between rate increase events (64 B units, 0 off, mlx5 32767)") \
+	P(rp_threshold, RP_THRESHOLD, 0, 31, "events", \
+	  "Increase events of fast recovery, F (mlx5 1)") \
+	R(rp_ai_rate, RP_AI_RATE, 0, 400000, \
+	  "Additive increase step (Mbit/s, mlx5 5)") \
+	R(rp_hai_rate, RP_HAI_RATE, 0, 400000, \
+	  "Hyper increase step (Mbit/s, mlx5 50)") \
+	R(rp_max_rate, RP_MAX_RATE, 0, 400000, \
+	  "Rate ceiling (Mbit/s, 0 = port speed)") \
+	P(rp_min_dec_fac, RP_MIN_DEC_FAC, 1, 100, "%", \
+	  "A cut keeps at least this share of the rate (%, mlx5 50)") \
+	R(rp_min_rate, RP_MIN_RATE, 1, 400000, \
+	  "Rate floor (Mbit/s, mlx5 1)") \
+	R(rp_rate_to_set_on_first_cnp, RP_RATE_TO_SET_ON_FIRST_CNP, 0, 400000, \
+	  "Rate after the first CNP (Mbit/s, 0 = cut, mlx5 0)") \
+	P(rp_dce_tcp_g, RP_DCE_TCP_G, 0, 1023, "1/1024", \
+	  "Alpha gain G, g = 1 - G/1024 (mlx5 1019)") \
+	P(rp_dce_tcp_rtt, RP_DCE_TCP_RTT, 1, 131071, "us", \
+	  "Alpha update period (us, mlx5 1)") \
+	P(rp_rate_reduce_monitor_period, RP_RATE_REDUCE_MONITOR_PERIOD, 0, 131071, "us", \
+	  "Minimum time between cuts (us, mlx5 4)") \
+	P(rp_initial_alpha_value, RP_INITIAL_ALPHA_VALUE, 0, 1024, "1/1024", \
+	  "Alpha on the first CNP (1/1024, mlx5 1023)") \
+	P(rp_gd, RP_GD, 0, 15, "log2", \
+	  "Cut = Rc * alpha / 2^gd, alpha in 1/1024 (mlx5 11)") \
+	P(np_min_time_between_cnps, NP_MIN_TIME_BETWEEN_CNPS, 0, 1000000, "us", \
+	  "Minimum gap between CNPs of a QP (us, mlx5 4)") \
+	P(np_cnp_dscp, NP_CNP_DSCP, 0, 63, "dscp", \
+	  "DSCP of CNPs (mlx5 48)") \
+	P(np_cnp_prio, NP_CNP_PRIO, 0, 7, "prio", \
+	  "802.1p priority of CNPs (mlx5 6)") \
+	P(rp_ai_rate_kbps, RP_AI_RATE_KBPS, 0, RXECC_KBPS_MAX, "kbps", \
+	  "Additive increase step (kbit/s; rp_ai_rate in kbit/s)") \
+	P(rp_hai_rate_kbps, RP_HAI_RATE_KBPS, 0, RXECC_KBPS_MAX, "kbps", \
+	  "Hyper increase step (kbit/s; rp_hai_rate in kbit/s)") \
+	P(rp_max_rate_kbps, RP_MAX_RATE_KBPS, 0, RXECC_KBPS_MAX, "kbps", \
+	  "Rate ceiling (kbit/s, 0 = port speed; rp_max_rate in kbit/s)") \
+	P(rp_min_rate_kbps, RP_MIN_RATE_KBPS, 1, RXECC_KBPS_MAX, "kbps", \
+	  "Rate floor (kbit/s; rp_min_rate in kbit/s)") \
+	P(rp_rate_to_set_on_first_cnp_kbps, RP_RATE_TO_SET_ON_FIRST_CNP_KBPS, \
+	  0, RXECC_KBPS_MAX, "kbps", \
+	  "Rate after the first CNP (kbit/s, 0 = cut; rp_rate_to_set_on_first_cnp in kbit/s)")
+
+/* RXECC_DCQCN_P_<name>: a parameter's index in the table */
+#define RXECC_DCQCN_P_INDEX(n, ...) RXECC_DCQCN_P_##n,
+enum rxecc_dcqcn_param_index {
+	RXECC_DCQCN_PARAMS(RXECC_DCQCN_P_INDEX, RXECC_DCQCN_P_INDEX)
+	RXECC_DCQCN_NUM_PARAMS
+};
+
 extern const struct rxecc_dcqcn_param_desc rxecc_dcqcn_param_descs[RXECC_DCQCN_NUM_PARAMS];
 extern const unsigned int rxecc_dcqcn_num_params;
 

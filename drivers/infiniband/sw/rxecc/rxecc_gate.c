@@ -21,7 +21,7 @@
 
 u8 rxecc_tx_tos(struct rxe_pkt_info *pkt, struct sk_buff *skb, u8 tclass)
 {
-	struct rxecc_cc_config *cfg;
+	struct rxecc_dev_config *cfg;
 	u8 tos;
 
 	rcu_read_lock();
@@ -69,7 +69,7 @@ enum hrtimer_restart rxecc_rl_timer_fn(struct hrtimer *t)
 bool rxecc_rp_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp)
 {
 	struct rxecc_qp *cc = rxecc_qp_peek(qp);
-	struct rxecc_cc_config *cfg;
+	struct rxecc_dev_config *cfg;
 	struct rxecc_dcqcn_rp snap;
 	unsigned long flags;
 	bool changed, wait = false;
@@ -100,7 +100,7 @@ bool rxecc_rp_wait(struct rxe_qp *qp, int opcode, u32 payload, bool resp)
 			cc->wait_resp = 1;
 		else
 			cc->wait_req = 1;
-		cc->rl_deferred++;
+		cc->rp_tx_deferred++;
 		rxecc_dcqcn_pace_hold(&cc->pace);
 		/*
 		 * The next timer increase event may raise the rate and make the
@@ -146,7 +146,7 @@ out:
  * cleaned up or reset (nothing arms its timer), or has no state and can
  * get none: it must not wait then.
  */
-bool rxecc_tx_defer(struct rxe_qp *qp, const struct rxecc_cc_config *cfg,
+bool rxecc_tx_defer(struct rxe_qp *qp, const struct rxecc_dev_config *cfg,
 		    bool resp, u64 min_ns)
 {
 	u64 mbps = rxecc_link_mbps(to_rdev(qp->ibqp.device), cfg);
@@ -219,7 +219,7 @@ static bool rxecc_egress_wait(struct rxe_qp *qp, bool resp)
 {
 	struct rxe_dev *rxe = to_rdev(qp->ibqp.device);
 	struct net_device *dev = rxe->cc.ndev;
-	struct rxecc_cc_config *cfg;
+	struct rxecc_dev_config *cfg;
 	bool wait = false;
 
 	rcu_read_lock();

@@ -35,68 +35,31 @@ static const struct genl_multicast_group rxecc_nl_mcgrps[] = {
  * (the same table the module parameters and the tool use).
  */
 static struct netlink_range_validation rxecc_nl_ranges[RXECC_DCQCN_NUM_PARAMS];
+#define RXECC_NL_DCQCN_POLICY(n, attr, ...) \
+	[RXECC_DCQCN_A_##attr] = NLA_POLICY_FULL_RANGE(NLA_U32, \
+						    &rxecc_nl_ranges[RXECC_DCQCN_P_##n]),
 static const struct nla_policy rxecc_nl_dcqcn_policy[RXECC_DCQCN_A_MAX + 1] = {
-	[RXECC_DCQCN_A_RP_CLAMP_TGT_RATE] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[0]),
-	[RXECC_DCQCN_A_RP_CLAMP_TGT_RATE_ATI] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[1]),
-	[RXECC_DCQCN_A_RP_TIME_RESET] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[2]),
-	[RXECC_DCQCN_A_RP_BYTE_RESET] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[3]),
-	[RXECC_DCQCN_A_RP_THRESHOLD] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[4]),
-	[RXECC_DCQCN_A_RP_AI_RATE] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[5]),
-	[RXECC_DCQCN_A_RP_HAI_RATE] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[6]),
-	[RXECC_DCQCN_A_RP_MAX_RATE] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[7]),
-	[RXECC_DCQCN_A_RP_MIN_DEC_FAC] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[8]),
-	[RXECC_DCQCN_A_RP_MIN_RATE] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[9]),
-	[RXECC_DCQCN_A_RP_RATE_TO_SET_ON_FIRST_CNP] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[10]),
-	[RXECC_DCQCN_A_RP_DCE_TCP_G] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[11]),
-	[RXECC_DCQCN_A_RP_DCE_TCP_RTT] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[12]),
-	[RXECC_DCQCN_A_RP_RATE_REDUCE_MONITOR_PERIOD] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[13]),
-	[RXECC_DCQCN_A_RP_INITIAL_ALPHA_VALUE] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[14]),
-	[RXECC_DCQCN_A_RP_GD] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[15]),
-	[RXECC_DCQCN_A_NP_MIN_TIME_BETWEEN_CNPS] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[16]),
-	[RXECC_DCQCN_A_NP_CNP_DSCP] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[17]),
-	[RXECC_DCQCN_A_NP_CNP_PRIO] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[18]),
-	[RXECC_DCQCN_A_RP_AI_RATE_KBPS] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[19]),
-	[RXECC_DCQCN_A_RP_HAI_RATE_KBPS] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[20]),
-	[RXECC_DCQCN_A_RP_MAX_RATE_KBPS] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[21]),
-	[RXECC_DCQCN_A_RP_MIN_RATE_KBPS] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[22]),
-	[RXECC_DCQCN_A_RP_RATE_TO_SET_ON_FIRST_CNP_KBPS] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_ranges[23]),
+	RXECC_DCQCN_PARAMS(RXECC_NL_DCQCN_POLICY, RXECC_NL_DCQCN_POLICY)
 };
+
+/* The table's order is the attributes' numbering (uapi). */
+#define RXECC_NL_DCQCN_SAME(n, attr, ...) \
+	static_assert((int)RXECC_DCQCN_A_##attr == (int)RXECC_DCQCN_P_##n + 1);
+RXECC_DCQCN_PARAMS(RXECC_NL_DCQCN_SAME, RXECC_NL_DCQCN_SAME)
+static_assert((int)RXECC_DCQCN_A_MAX == (int)RXECC_DCQCN_NUM_PARAMS);
 
 /* "rp_time_reset: out of range 1..1000000 us": extack needs static text. */
 static char rxecc_nl_range_msg[RXECC_DCQCN_NUM_PARAMS][96];
 /* "rp_ai_rate and rp_ai_rate_kbps: one rate, ...", for the Mbit/s names */
 static char rxecc_nl_twice_msg[RXECC_DCQCN_NUM_PARAMS][128];
 
-/* LINK_MBPS: 0 (the netdev's) up to 1 Tbit/s; PFC_RX_XOFF/XON: up to 1 s in us */
-static struct netlink_range_validation rxecc_nl_link_range = { .max = 1000000 };
-/* TX_QLIMIT: bytes, up to 1 GiB */
-static struct netlink_range_validation rxecc_nl_qlimit_range = { .max = 1U << 30 };
-/* PFC_STALL_*: ms, 0 or RXECC_PFC_STALL_MIN_MS up to 8 s (checked in the set) */
-static struct netlink_range_validation rxecc_nl_stall_range = { .max = RXECC_PFC_STALL_MAX_MS };
+/* The switches' ranges (rxecc.h), for the policy of those checked there */
+#define RXECC_NL_SW_RANGE(n, a, f, t, lo, hi, ...) \
+	[RXECC_SW_##n] = { .min = lo, .max = hi },
+static struct netlink_range_validation rxecc_nl_sw_ranges[RXECC_NUM_SWITCHES] = {
+	RXECC_SWITCHES(RXECC_NL_SW_RANGE)
+};
+
 /* PROFILE_KBPS: 1 kbit/s up to 400 Gbit/s */
 static struct netlink_range_validation rxecc_nl_profile_kbps_range = {
 	.min = 1, .max = 400000000
@@ -111,6 +74,14 @@ static struct netlink_range_validation rxecc_nl_speedup_range = {
 	[RXECC_ATTR_DEV_INDEX] = { .type = NLA_U32 }, \
 	[RXECC_ATTR_DEV_NAME] = { .type = NLA_NUL_STRING, .len = IB_DEVICE_NAME_MAX - 1 }
 
+#define RXECC_NLA_u8	NLA_U8
+#define RXECC_NLA_u32	NLA_U32
+#define RXECC_NL_SW_POL_RANGE(n, t) \
+	NLA_POLICY_FULL_RANGE(RXECC_NLA_##t, &rxecc_nl_sw_ranges[RXECC_SW_##n])
+#define RXECC_NL_SW_POL_TYPE(n, t) { .type = RXECC_NLA_##t }
+#define RXECC_NL_SW_POLICY(n, attr, f, t, lo, hi, def, check, ...) \
+	[RXECC_ATTR_##attr] = RXECC_NL_SW_POL_##check(n, t),
+
 #define RXECC_NL_CFG_POLICY \
 	[RXECC_ATTR_NETDEV] = { .type = NLA_REJECT, \
 				.reject_message = "NETDEV is read only" }, \
@@ -118,21 +89,10 @@ static struct netlink_range_validation rxecc_nl_speedup_range = {
 				   .reject_message = "LINE_KBPS is read only" }, \
 	[RXECC_ATTR_PROFILE] = { .type = NLA_NUL_STRING, .len = 15 }, \
 	[RXECC_ATTR_DCQCN] = { .type = NLA_NESTED }, \
-	[RXECC_ATTR_RP_ENABLE] = { .type = NLA_U8 }, \
-	[RXECC_ATTR_NP_ENABLE] = { .type = NLA_U8 }, \
-	[RXECC_ATTR_ECN] = { .type = NLA_U8 }, \
-	[RXECC_ATTR_PFC_ENABLE] = { .type = NLA_U8 }, \
-	[RXECC_ATTR_ROCE_PRIO] = NLA_POLICY_MAX(NLA_U8, RXECC_ROCE_PRIO_DSCP), \
 	[RXECC_ATTR_DSCP2PRIO] = NLA_POLICY_EXACT_LEN(64), \
-	[RXECC_ATTR_LINK_MBPS] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_link_range), \
-	[RXECC_ATTR_PFC_RX_XOFF] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_link_range), \
-	[RXECC_ATTR_PFC_RX_XON] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_link_range), \
-	[RXECC_ATTR_TX_QLIMIT] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_qlimit_range), \
 	[RXECC_ATTR_PROFILE_KBPS] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_profile_kbps_range), \
 	[RXECC_ATTR_PROFILE_SPEEDUP] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_speedup_range), \
-	[RXECC_ATTR_PFC_STALL_CRITICAL] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_stall_range), \
-	[RXECC_ATTR_PFC_STALL_MINOR] = NLA_POLICY_FULL_RANGE(NLA_U32, &rxecc_nl_stall_range), \
-	[RXECC_ATTR_UDP_SPORT] = NLA_POLICY_MAX(NLA_U8, RXECC_UDP_SPORT_QPN)
+	RXECC_SWITCHES(RXECC_NL_SW_POLICY)
 
 static const struct nla_policy rxecc_nl_dev_policy[RXECC_ATTR_DEV_NAME + 1] = {
 	RXECC_NL_DEV_POLICY,
@@ -140,7 +100,7 @@ static const struct nla_policy rxecc_nl_dev_policy[RXECC_ATTR_DEV_NAME + 1] = {
 
 static const struct nla_policy rxecc_nl_set_policy[RXECC_ATTR_MAX + 1] = {
 	RXECC_NL_DEV_POLICY,
-	RXECC_NL_CFG_POLICY,
+	RXECC_NL_CFG_POLICY
 };
 
 /* The defaults have no device: the device attributes are rejected. */
@@ -149,7 +109,7 @@ static const struct nla_policy rxecc_nl_defaults_policy[RXECC_ATTR_MAX + 1] = {
 				   .reject_message = "the defaults belong to no device" },
 	[RXECC_ATTR_DEV_NAME] = { .type = NLA_REJECT,
 				  .reject_message = "the defaults belong to no device" },
-	RXECC_NL_CFG_POLICY,
+	RXECC_NL_CFG_POLICY
 };
 
 static struct net *rxecc_nl_net(struct sk_buff *skb)
@@ -215,26 +175,18 @@ static int rxecc_nl_put_dev(struct sk_buff *msg, struct rxe_dev *rxe)
 	return 0;
 }
 
-static int rxecc_nl_put_cfg(struct sk_buff *msg, const struct rxecc_cc_config *cfg)
+#define RXECC_NL_SW_PUT(n, attr, field, t, ...) \
+	nla_put_##t(msg, RXECC_ATTR_##attr, cfg->field) ||
+
+static int rxecc_nl_put_cfg(struct sk_buff *msg, const struct rxecc_dev_config *cfg)
 {
 	struct nlattr *nest;
 	unsigned int i;
 
 	if (nla_put_string(msg, RXECC_ATTR_PROFILE, cfg->profile < 0 ? "custom" :
 			   rxecc_dcqcn_profile_names[cfg->profile]) ||
-	    nla_put_u8(msg, RXECC_ATTR_RP_ENABLE, cfg->rp_enable) ||
-	    nla_put_u8(msg, RXECC_ATTR_NP_ENABLE, cfg->np_enable) ||
-	    nla_put_u8(msg, RXECC_ATTR_ECN, cfg->ecn) ||
-	    nla_put_u8(msg, RXECC_ATTR_PFC_ENABLE, cfg->pfc_enable) ||
-	    nla_put_u8(msg, RXECC_ATTR_ROCE_PRIO, cfg->roce_prio) ||
-	    nla_put(msg, RXECC_ATTR_DSCP2PRIO, sizeof(cfg->dscp2prio), cfg->dscp2prio) ||
-	    nla_put_u32(msg, RXECC_ATTR_LINK_MBPS, cfg->link_mbps) ||
-	    nla_put_u32(msg, RXECC_ATTR_PFC_RX_XOFF, cfg->pfc_rx_xoff) ||
-	    nla_put_u32(msg, RXECC_ATTR_PFC_RX_XON, cfg->pfc_rx_xon) ||
-	    nla_put_u32(msg, RXECC_ATTR_TX_QLIMIT, cfg->tx_qlimit) ||
-	    nla_put_u32(msg, RXECC_ATTR_PFC_STALL_CRITICAL, cfg->pfc_stall_critical) ||
-	    nla_put_u32(msg, RXECC_ATTR_PFC_STALL_MINOR, cfg->pfc_stall_minor) ||
-	    nla_put_u8(msg, RXECC_ATTR_UDP_SPORT, cfg->udp_sport))
+	    RXECC_SWITCHES(RXECC_NL_SW_PUT)
+	    nla_put(msg, RXECC_ATTR_DSCP2PRIO, sizeof(cfg->dscp2prio), cfg->dscp2prio))
 		return -EMSGSIZE;
 	nest = nla_nest_start(msg, RXECC_ATTR_DCQCN);
 	if (!nest)
@@ -252,7 +204,7 @@ static int rxecc_nl_put_cfg(struct sk_buff *msg, const struct rxecc_cc_config *c
 static int rxecc_nl_fill_cfg(struct sk_buff *msg, u8 cmd, u32 portid, u32 seq,
 			     int flags, struct rxe_dev *rxe)
 {
-	struct rxecc_cc_config *cfg;
+	struct rxecc_dev_config *cfg;
 	void *hdr;
 
 	lockdep_assert_held(&rxecc_cc_mutex);
@@ -351,7 +303,7 @@ static int rxecc_nl_parse_dcqcn(struct nlattr *nest, struct rxecc_dcqcn_params *
 }
 
 /* The pause-storm watermarks of @c: 0 or 80..8000 ms, minor not above critical. */
-static int rxecc_nl_check_stall(const struct rxecc_cc_config *c, struct nlattr **attrs,
+static int rxecc_nl_check_stall(const struct rxecc_dev_config *c, struct nlattr **attrs,
 				struct netlink_ext_ack *extack)
 {
 	struct nlattr *crit = attrs[RXECC_ATTR_PFC_STALL_CRITICAL];
@@ -376,16 +328,20 @@ static int rxecc_nl_check_stall(const struct rxecc_cc_config *c, struct nlattr *
 	return 0;
 }
 
+#define RXECC_NL_SW_GET(n, attr, field, t, ...) \
+	if (attrs[RXECC_ATTR_##attr]) \
+		new->field = nla_get_##t(attrs[RXECC_ATTR_##attr]);
+
 /*
  * The configuration a set request asks for, built on @old: the profile
  * first, then the values given. Checked as a whole; nothing is installed
  * here.
  */
-static struct rxecc_cc_config *rxecc_nl_build(const struct rxecc_cc_config *old,
-					      struct nlattr **attrs,
-					      struct netlink_ext_ack *extack)
+static struct rxecc_dev_config *rxecc_nl_build(const struct rxecc_dev_config *old,
+					       struct nlattr **attrs,
+					       struct netlink_ext_ack *extack)
 {
-	struct rxecc_cc_config *new;
+	struct rxecc_dev_config *new;
 	struct nlattr *a;
 	int prof = -1, err = -EINVAL;
 
@@ -444,30 +400,7 @@ static struct rxecc_cc_config *rxecc_nl_build(const struct rxecc_cc_config *old,
 		err = -ERANGE;
 		goto fail;
 	}
-	if (a)
-		new->ecn = nla_get_u8(a);
-	if (attrs[RXECC_ATTR_RP_ENABLE])
-		new->rp_enable = nla_get_u8(attrs[RXECC_ATTR_RP_ENABLE]);
-	if (attrs[RXECC_ATTR_NP_ENABLE])
-		new->np_enable = nla_get_u8(attrs[RXECC_ATTR_NP_ENABLE]);
-	if (attrs[RXECC_ATTR_PFC_ENABLE])
-		new->pfc_enable = nla_get_u8(attrs[RXECC_ATTR_PFC_ENABLE]);
-	if (attrs[RXECC_ATTR_ROCE_PRIO])
-		new->roce_prio = nla_get_u8(attrs[RXECC_ATTR_ROCE_PRIO]);
-	if (attrs[RXECC_ATTR_LINK_MBPS])
-		new->link_mbps = nla_get_u32(attrs[RXECC_ATTR_LINK_MBPS]);
-	if (attrs[RXECC_ATTR_PFC_RX_XOFF])
-		new->pfc_rx_xoff = nla_get_u32(attrs[RXECC_ATTR_PFC_RX_XOFF]);
-	if (attrs[RXECC_ATTR_PFC_RX_XON])
-		new->pfc_rx_xon = nla_get_u32(attrs[RXECC_ATTR_PFC_RX_XON]);
-	if (attrs[RXECC_ATTR_TX_QLIMIT])
-		new->tx_qlimit = nla_get_u32(attrs[RXECC_ATTR_TX_QLIMIT]);
-	if (attrs[RXECC_ATTR_PFC_STALL_CRITICAL])
-		new->pfc_stall_critical = nla_get_u32(attrs[RXECC_ATTR_PFC_STALL_CRITICAL]);
-	if (attrs[RXECC_ATTR_PFC_STALL_MINOR])
-		new->pfc_stall_minor = nla_get_u32(attrs[RXECC_ATTR_PFC_STALL_MINOR]);
-	if (attrs[RXECC_ATTR_UDP_SPORT])
-		new->udp_sport = nla_get_u8(attrs[RXECC_ATTR_UDP_SPORT]);
+	RXECC_SWITCHES(RXECC_NL_SW_GET)
 	err = rxecc_nl_check_stall(new, attrs, extack);
 	if (err)
 		goto fail;
@@ -520,7 +453,7 @@ static int rxecc_nl_reply_defaults(struct genl_info *info)
 
 static int rxecc_nl_dev_set(struct sk_buff *skb, struct genl_info *info)
 {
-	struct rxecc_cc_config *new;
+	struct rxecc_dev_config *new;
 	struct rxe_dev *rxe;
 	int err = 0;
 
@@ -558,7 +491,7 @@ static int rxecc_nl_defaults_get(struct sk_buff *skb, struct genl_info *info)
 
 static int rxecc_nl_defaults_set(struct sk_buff *skb, struct genl_info *info)
 {
-	struct rxecc_cc_config *new;
+	struct rxecc_dev_config *new;
 	int err = 0;
 
 	mutex_lock(&rxecc_cc_mutex);
@@ -768,7 +701,8 @@ static int rxecc_nl_fill_qp(struct sk_buff *msg, u32 portid, u32 seq,
 	    nla_put_u32(msg, RXECC_QP_A_BC_STAGE, s.rp.bc_stage) ||
 	    nla_put_u64_64bit(msg, RXECC_QP_A_CNP_HANDLED, s.cnp_handled, RXECC_QP_A_PAD) ||
 	    nla_put_u64_64bit(msg, RXECC_QP_A_CNP_SENT, s.cnp_sent, RXECC_QP_A_PAD) ||
-	    nla_put_u64_64bit(msg, RXECC_QP_A_TX_DEFERRED, s.rl_deferred, RXECC_QP_A_PAD))
+	    nla_put_u64_64bit(msg, RXECC_QP_A_RP_TX_DEFERRED, s.rp_tx_deferred,
+			      RXECC_QP_A_PAD))
 		goto cancel;
 	nla_nest_end(msg, nest);
 	genlmsg_end(msg, hdr);
@@ -950,7 +884,6 @@ int rxecc_nl_init(void)
 	const struct rxecc_dcqcn_param_desc *d;
 	unsigned int i;
 
-	BUILD_BUG_ON(RXECC_DCQCN_A_MAX != RXECC_DCQCN_NUM_PARAMS);
 	for (i = 0; i < RXECC_DCQCN_NUM_PARAMS; i++) {
 		d = &rxecc_dcqcn_param_descs[i];
 		rxecc_nl_ranges[i].min = d->min;

@@ -83,7 +83,7 @@ void rxecc_pfc_rx(struct rxe_dev *rxe, const struct sk_buff *skb, u8 dsfield,
 {
 	struct rxecc_pfc *pfc = &rxe->cc.pfc;
 	u8 on = READ_ONCE(pfc->rx_on);
-	struct rxecc_cc_config *cfg;
+	struct rxecc_dev_config *cfg;
 	u64 limit;
 	s64 wait;
 	u8 prio;
@@ -122,7 +122,7 @@ out:
  * The configuration changed (mutex held, @cfg installed; NULL: the device
  * goes, after rxecc_pfc_dev_exit()).
  */
-void rxecc_pfc_cfg_changed(struct rxe_dev *rxe, const struct rxecc_cc_config *cfg)
+void rxecc_pfc_cfg_changed(struct rxe_dev *rxe, const struct rxecc_dev_config *cfg)
 {
 	struct rxecc_pfc *pfc = &rxe->cc.pfc;
 	u8 on = cfg && cfg->pfc_rx_xoff ? cfg->pfc_enable : 0;
@@ -159,7 +159,7 @@ static void rxecc_pfc_send(struct rxe_dev *rxe, u8 enable, u8 xoff)
 }
 
 /* The warning watermark in ns: its own, or 85 % of the critical one (80 ms at least). */
-static u64 rxecc_pfc_minor_ns(const struct rxecc_cc_config *cfg)
+static u64 rxecc_pfc_minor_ns(const struct rxecc_dev_config *cfg)
 {
 	u32 ms = cfg->pfc_stall_minor;
 
@@ -217,7 +217,7 @@ static enum hrtimer_restart rxecc_pfc_tx_timer_fn(struct hrtimer *t)
 	u8 xoff = 0, xon = 0, refresh = 0, on = READ_ONCE(pfc->rx_on);
 	u64 now, half = 0, xoff_ns = 0, xon_ns = 0, minor = 0, crit = 0, next;
 	unsigned long over;
-	struct rxecc_cc_config *cfg;
+	struct rxecc_dev_config *cfg;
 	unsigned long flags;
 	int p;
 
@@ -375,7 +375,7 @@ static enum hrtimer_restart rxecc_pfc_timer_fn(struct hrtimer *t)
 static void rxecc_pfc_apply(struct rxe_dev *rxe, const struct pfc_frame *f)
 {
 	struct rxecc_pfc *pfc = &rxe->cc.pfc;
-	struct rxecc_cc_config *cfg;
+	struct rxecc_dev_config *cfg;
 	unsigned long flags;
 	int p, transition;
 	u8 enabled;
@@ -479,10 +479,11 @@ static struct packet_type rxecc_pfc_packet_type __read_mostly = {
 
 int rxecc_pfc_init(void)
 {
-	BUILD_BUG_ON(RXECC_CNT_PFC_PRIO_END + 1 !=
-		     RXECC_PFC_CNT(PFC_NUM_PRIO, 0));
-	BUILD_BUG_ON(RXECC_CNT_PFC_TX_PRIO_END + 1 !=
-		     RXECC_PFC_TX_CNT(PFC_NUM_PRIO, 0));
+	/* the per-priority blocks of rxecc_counters.h, as these macros count */
+	BUILD_BUG_ON(RXECC_CNT_PFC_RX_PRIO7_PAUSE_TRANSITION !=
+		     RXECC_PFC_CNT(PFC_NUM_PRIO - 1, RXECC_PFC_RX_PAUSE_TRANSITION));
+	BUILD_BUG_ON(RXECC_CNT_PFC_TX_PRIO7_PAUSE_DURATION !=
+		     RXECC_PFC_TX_CNT(PFC_NUM_PRIO - 1, 1));
 	dev_add_pack(&rxecc_pfc_packet_type);
 	return 0;
 }

@@ -188,7 +188,7 @@ void rxecc_qp_free(struct rxe_qp *qp)
 void rxecc_qp_snapshot(struct rxe_qp *qp, struct rxecc_qp_snap *s)
 {
 	struct rxecc_qp *cc = rxecc_qp_peek(qp);
-	struct rxecc_cc_config *cfg;
+	struct rxecc_dev_config *cfg;
 	unsigned long flags;
 	u64 line;
 
@@ -202,7 +202,7 @@ void rxecc_qp_snapshot(struct rxe_qp *qp, struct rxecc_qp_snap *s)
 		s->rp = cc->rp;
 		s->cnp_handled = cc->cnp_handled;
 		s->cnp_sent = cc->cnp_sent;
-		s->rl_deferred = cc->rl_deferred;
+		s->rp_tx_deferred = cc->rp_tx_deferred;
 		spin_unlock_irqrestore(&cc->lock, flags);
 	}
 	if (!s->rp.active) {
@@ -223,7 +223,7 @@ void rxecc_qp_clear_counts(struct rxe_qp *qp)
 	spin_lock_irqsave(&cc->lock, flags);
 	cc->cnp_handled = 0;
 	cc->cnp_sent = 0;
-	cc->rl_deferred = 0;
+	cc->rp_tx_deferred = 0;
 	spin_unlock_irqrestore(&cc->lock, flags);
 }
 
@@ -284,7 +284,7 @@ int rxecc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	    rdma_nl_put_driver_u32(msg, "bc_stage", s.rp.bc_stage) ||
 	    rdma_nl_put_driver_u64(msg, "cnp_handled", s.cnp_handled) ||
 	    rdma_nl_put_driver_u64(msg, "cnp_sent", s.cnp_sent) ||
-	    rdma_nl_put_driver_u64(msg, "rl_deferred", s.rl_deferred)) {
+	    rdma_nl_put_driver_u64(msg, "rp_tx_deferred", s.rp_tx_deferred)) {
 		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;
 	}

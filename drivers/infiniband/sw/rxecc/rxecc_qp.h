@@ -13,19 +13,54 @@
 #include <linux/udp.h>
 #include "rxecc.h"
 
+/*
+ * Congestion control state of one QP (rxecc_qp.c), pointed to by the QP's
+ * field `cc` from the QP's first need of it to the end of its cleanup. The
+ * lock is taken from process, tasklet, softirq and hrtimer (soft) context,
+ * always with interrupts saved.
+ */
+struct rxecc_qp {
+	struct rxe_qp *qp;		/* the QP it belongs to */
+	spinlock_t lock;		/* everything below */
+	struct rxecc_dcqcn_rp rp;	/* reaction point, this QP as sender */
+	struct rxecc_dcqcn_np np;	/* notification point, as receiver */
+	struct rxecc_dcqcn_pace pace;	/* the rate limiter's clock */
+	struct hrtimer rl_timer;	/* wakes a QP held back by the limiter */
+	struct hrtimer np_timer;	/* sends a CNP deferred to the end of the gap */
+	u64 cnp_handled;		/* per-QP counts for `rdma res show qp -dd` */
+	u64 cnp_sent;
+	u64 rp_tx_deferred;
+	u8 wait_req;			/* requester / responder held back */
+	u8 wait_resp;
+	/*
+	 * RXECC_WAIT_REQ | RXECC_WAIT_RESP: after a local drop, a failed
+	 * buffer or a full egress queue (rxecc_tx_defer()), wait for rl_timer
+	 * whoever else wakes the task (rxecc_retry_hold())
+	 */
+	u8 hold;
+	bool stopped;			/* destroy, cleanup, reset: nothing arms them */
+	bool destroyed;			/* the destroy verb: nothing more to send */
+	/* under the device's rxecc_pfc lock */
+	struct list_head pfc_node;	/* waiting for a paused priority */
+	u8 pfc_wait;			/* RXECC_WAIT_REQ | RXECC_WAIT_RESP */
+};
+
+#define RXECC_WAIT_REQ		BIT(0)
+#define RXECC_WAIT_RESP		BIT(1)
+
 /* Bytes a packet adds on the wire to its transport headers and payload. */
 #define RXECC_WIRE_OVERHEAD (ETH_HLEN + sizeof(struct iphdr) + \
 			     sizeof(struct udphdr) + RXE_ICRC_SIZE)
 
 /* The device's configuration (RCU read lock held). */
-static inline struct rxecc_cc_config *rxecc_qp_cfg(struct rxe_qp *qp)
+static inline struct rxecc_dev_config *rxecc_qp_cfg(struct rxe_qp *qp)
 {
 	return rcu_dereference(to_rdev(qp->ibqp.device)->cc.cfg);
 }
 
 /* The line rate of @qp's port, kbit/s (RCU read lock held for @cfg). */
 static inline u64 rxecc_line_kbps(struct rxe_qp *qp,
-				  const struct rxecc_cc_config *cfg)
+				  const struct rxecc_dev_config *cfg)
 {
 	return (u64)rxecc_link_mbps(to_rdev(qp->ibqp.device), cfg) * 1000;
 }
@@ -37,7 +72,7 @@ static inline u64 rxecc_line_kbps(struct rxe_qp *qp,
  * held to the priority of traffic class 0, whatever its packets carry.
  */
 static inline u8 rxecc_qp_prio(struct rxe_qp *qp,
-			       const struct rxecc_cc_config *cfg)
+			       const struct rxecc_dev_config *cfg)
 {
 	return rxecc_cfg_prio(cfg, qp->pri_av.grh.traffic_class);
 }
@@ -81,7 +116,7 @@ struct rxecc_qp *rxecc_qp_state(struct rxe_qp *qp);
 /* rxecc_gate.c */
 enum hrtimer_restart rxecc_rl_timer_fn(struct hrtimer *t);
 #define RXECC_TX_RETRY_MIN_NS	10000
-bool rxecc_tx_defer(struct rxe_qp *qp, const struct rxecc_cc_config *cfg,
+bool rxecc_tx_defer(struct rxe_qp *qp, const struct rxecc_dev_config *cfg,
 		    bool resp, u64 min_ns);
 
 /* rxecc_cnp.c */
