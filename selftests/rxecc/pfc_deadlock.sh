@@ -32,7 +32,7 @@ QP_TIMEOUT=18			# 1.07 s: a frozen QP retries for 8.6 s before it gives up
 SWITCHES="sw sw2 sw3 sw4"
 RING=sw:to-sw2,sw2:to-sw3,sw3:to-sw4,sw4:to-sw
 # Ring ports: buffers as pfc.sh's two-hop test's switch-to-switch ports.
-QUEUE="link ${RATE}mbit limit 256KiB xoff 24KiB xon 12KiB headroom 384KiB"
+QUEUE="link_speed ${RATE}mbit limit 256KiB xoff 24KiB xon 12KiB headroom 384KiB"
 MARK="kmin 5KB kmax 20KB pmax 20"
 
 ktap_header
