@@ -83,7 +83,7 @@ pfc_refresh() {
 		--config "0x08 rate 1 quanta 65535 link_speed 25 delay 0 xoff 8KiB xon 4KiB" \
 		--config "0x08 rate 1 quanta 1 link_speed 1000000 delay 0 xoff 8KiB xon 4KiB"
 }
-ktap_result "sch_pfc: XOFF refreshed at the documented interval whatever quanta and link say (an unprivileged user's namespace), irq + softirq within 5 points of the default quanta's" pfc_refresh
+ktap_result "sch_pfc: XOFF refreshed at the documented interval whatever quanta and link_speed say (an unprivileged user's namespace), irq + softirq within 5 points of the default quanta's" pfc_refresh
 
 # The same over 40 ingress ports (8 past the 32 a priority accounts) for 8
 # configurations drawn from seed 48: quanta, link speed and rate at their

@@ -87,7 +87,7 @@ constexpr std::string_view kQdisc =
     "  rate RATE        port rate, whole Mbit/s (50, 50mbit, 1gbit; 0 or none = no limit)\n"
     "  pfc MASK         priorities with PFC (0x08, 0,0,0,1,0,0,0,0, all, none)\n"
     "  trust dscp|pcp   classify by DSCP (default) or VLAN PCP / skb priority\n"
-    "  link SPEED       speed that turns quanta into time (default 10gbit)\n"
+    "  link_speed SPEED speed that turns quanta into time (default 10gbit)\n"
     "  delay TIME       response time the headroom must cover (default 100us)\n"
     "  quanta N         pause time of XOFF frames, 1..65535 (default 65535); the\n"
     "                   XOFF is refreshed at half of it, at most once a ms and\n"

@@ -114,4 +114,9 @@ struct tc_pfc_xstats {
 				 */
 };
 
+/* The name before 2026-12-07, for source written against it; the number
+ * never changed.
+ */
+#define TCA_PFC_LINK_MBPS	TCA_PFC_LINK_SPEED
+
 #endif /* _UAPI_LINUX_SCH_PFC_H */

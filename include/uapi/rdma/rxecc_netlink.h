@@ -244,4 +244,10 @@ enum rxecc_qp_attr {
 	RXECC_QP_A_MAX = __RXECC_QP_A_MAX - 1
 };
 
+/* The names before 2026-12-07 (one name per quantity), for source written
+ * against them; the numbers never changed.
+ */
+#define RXECC_ATTR_LINK_MBPS	RXECC_ATTR_LINK_SPEED
+#define RXECC_QP_A_TX_DEFERRED	RXECC_QP_A_RP_TX_DEFERRED
+
 #endif /* _UAPI_RDMA_RXECC_NETLINK_H */

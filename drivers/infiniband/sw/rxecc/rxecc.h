@@ -60,7 +60,8 @@ struct socket;
  * checked in rxecc_nl_build() with its own message); show: how the module
  * parameter reads, MASK (0x%02x) or NUM. The netlink policy, the dump,
  * the set, the module parameters and the boot defaults are generated from
- * it; docs/tool.md lists them (ci/tables_check.py compares).
+ * it; docs/pfc.md and docs/dcqcn.md list them (ci/tables_check.py
+ * compares their defaults).
  */
 #define RXECC_SWITCHES(S) \
 	S(rp_enable, RP_ENABLE, rp_enable, u8, 0, 0xff, 0xff, RANGE, MASK, \
