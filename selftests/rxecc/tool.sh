@@ -52,18 +52,34 @@ load_defaults() {
 	load_rdma_core || return 1
 	if insmod "$RXECC_MODULE" rp_gd=16 2>/dev/null; then echo "rp_gd=16 accepted"; return 1; fi
 	dmesg | grep -q "rp_gd: 16 is outside 0..15" || { echo "no range message"; return 1; }
-	insmod "$RXECC_MODULE" profile=paper rp_threshold=7 || return 1
-	local d
+	# a switch out of its range, and switches each in range that break a
+	# rule across them (netlink's rule and message: xon below xoff)
+	if insmod "$RXECC_MODULE" udp_sport=2 2>/dev/null; then echo "udp_sport=2 accepted"; return 1; fi
+	dmesg | grep -q "udp_sport: 2 is outside 0..1" || { echo "no switch range message"; return 1; }
+	if insmod "$RXECC_MODULE" pfc_rx_xon=100 pfc_rx_xoff=100 2>/dev/null; then
+		echo "pfc_rx_xon 100 with pfc_rx_xoff 100 accepted"; return 1
+	fi
+	dmesg | grep -q "pfc_rx_xoff=100: pfc_rx_xon: not below pfc_rx_xoff" || { echo "no rule message"; return 1; }
+	insmod "$RXECC_MODULE" profile=paper rp_threshold=7 pfc_enable=0x08 roce_prio=3 \
+		pfc_rx_xoff=200 pfc_rx_xon=100 || return 1
+	local d want="50 7 custom 8 3 200 100"
 	d=$("$T" -j dcqcn show defaults) || return 1
 	echo "$d"
-	[ "$(echo "$d" | json 'd[0]["dcqcn"]["np_min_time_between_cnps"], d[0]["dcqcn"]["rp_threshold"], d[0]["profile"]')" = "50 7 custom" ] || return 1
+	[ "$(echo "$d" | json 'd[0]["dcqcn"]["np_min_time_between_cnps"], d[0]["dcqcn"]["rp_threshold"], d[0]["profile"], d[0]["pfc_enable"], d[0]["roce_prio"], d[0]["pfc_rx_xoff"], d[0]["pfc_rx_xon"]')" = "$want" ] || return 1
+	# a device made now starts from them
+	veth_up y9v 10.9.19.1/24 >/dev/null && rdma link add y9 type rxecc netdev y9v || return 1
+	d=$("$T" -j dcqcn show dev y9) || return 1
+	rdma link delete y9
+	ip link del y9v
+	[ "$(echo "$d" | json 'd[0]["dcqcn"]["np_min_time_between_cnps"], d[0]["dcqcn"]["rp_threshold"], d[0]["profile"], d[0]["pfc_enable"], d[0]["roce_prio"], d[0]["pfc_rx_xoff"], d[0]["pfc_rx_xon"]')" = "$want" ] ||
+		{ echo "a new device: $d"; return 1; }
 	[ "$(cat /sys/module/rdma_rxecc/parameters/rp_threshold)" = 7 ] || return 1
 	if echo 3 > /sys/module/rdma_rxecc/parameters/rp_threshold 2>/dev/null; then
 		echo "module parameter writable"; return 1
 	fi
 	rmmod rdma_rxecc && rxecc_load && [ "$(cat /sys/module/rdma_rxecc/parameters/profile)" = mlx5 ]
 }
-ktap_result "module parameters: load-time defaults (range checked), read only afterwards" load_defaults
+ktap_result "module parameters: load-time defaults (range and the rules across switches checked, with their messages), which a new device copies; read only afterwards" load_defaults
 
 rxe_load || { ktap_fail "load rdma_rxe"; ktap_finished; }
 # shellcheck disable=SC2015 # fail when either step fails

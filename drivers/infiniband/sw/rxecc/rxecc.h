@@ -263,6 +263,14 @@ struct rxecc_dev_config *rxecc_cc_defaults_locked(void);
 void rxecc_cc_replace_defaults(struct rxecc_dev_config *new);
 void rxecc_cc_replace(struct rxe_dev *rxe, struct rxecc_dev_config *new);
 int rxecc_cc_profile_of(const struct rxecc_dcqcn_params *p);
+/* A rule across switches that a configuration breaks: its message (static
+ * text, for extack) and the switches it names, the one to blame first.
+ */
+struct rxecc_cfg_fault {
+	const char *msg;
+	int sw, other;	/* RXECC_SW_* */
+};
+int rxecc_dev_config_check(const struct rxecc_dev_config *c, struct rxecc_cfg_fault *f);
 /* A consistent copy of a QP's congestion control state (rates brought to now). */
 struct rxecc_qp_snap {
 	struct rxecc_dcqcn_rp rp;

@@ -146,17 +146,39 @@ static const u32 rxecc_sw_range[RXECC_NUM_SWITCHES][2] = {
 	RXECC_SWITCHES(RXECC_SW_RANGE)
 };
 
-/* What netlink checks beyond each value's range (rxecc_nl_build()). */
-static bool rxecc_param_cfg_ok(const struct rxecc_dev_config *c)
+static int rxecc_cfg_fault(struct rxecc_cfg_fault *f, const char *msg, int sw, int other)
+{
+	f->msg = msg;
+	f->sw = sw;
+	f->other = other;
+	return -ERANGE;
+}
+
+/*
+ * The rules across switches, beyond each value's range, that netlink
+ * (rxecc_nl_build()) and the module parameters both apply: 0, or -ERANGE
+ * with the rule broken in @f. The pause-storm watermarks are 0 or
+ * 80..8000 ms, minor not above critical; XON below XOFF.
+ */
+int rxecc_dev_config_check(const struct rxecc_dev_config *c, struct rxecc_cfg_fault *f)
 {
 	if (c->pfc_stall_critical && c->pfc_stall_critical < RXECC_PFC_STALL_MIN_MS)
-		return false;
+		return rxecc_cfg_fault(f, "device_stall_critical_watermark: 0 (off) or 80..8000 ms",
+				       RXECC_SW_device_stall_critical_watermark,
+				       RXECC_SW_device_stall_critical_watermark);
 	if (c->pfc_stall_minor && c->pfc_stall_minor < RXECC_PFC_STALL_MIN_MS)
-		return false;
+		return rxecc_cfg_fault(f, "device_stall_minor_watermark: 0 (85 % of the critical one) or 80..8000 ms",
+				       RXECC_SW_device_stall_minor_watermark,
+				       RXECC_SW_device_stall_minor_watermark);
 	if (c->pfc_stall_minor && c->pfc_stall_critical &&
 	    c->pfc_stall_minor > c->pfc_stall_critical)
-		return false;
-	return !c->pfc_rx_xoff || c->pfc_rx_xon < c->pfc_rx_xoff;
+		return rxecc_cfg_fault(f, "device_stall_minor_watermark: above device_stall_critical_watermark",
+				       RXECC_SW_device_stall_minor_watermark,
+				       RXECC_SW_device_stall_critical_watermark);
+	if (c->pfc_rx_xoff && c->pfc_rx_xon >= c->pfc_rx_xoff)
+		return rxecc_cfg_fault(f, "pfc_rx_xon: not below pfc_rx_xoff",
+				       RXECC_SW_pfc_rx_xon, RXECC_SW_pfc_rx_xoff);
+	return 0;
 }
 
 #define RXECC_SW_SET(n, a, field, ...) \
@@ -164,14 +186,16 @@ static bool rxecc_param_cfg_ok(const struct rxecc_dev_config *c)
 		new->field = v; \
 		break;
 
-static int rxecc_switch_set(struct rxecc_dev_config *new, int sw, u32 v)
+/* -ERANGE: out of the switch's range; -EDOM: breaks the rule in @f. */
+static int rxecc_switch_set(struct rxecc_dev_config *new, int sw, u32 v,
+			    struct rxecc_cfg_fault *f)
 {
 	if (v < rxecc_sw_range[sw][0] || v > rxecc_sw_range[sw][1])
 		return -ERANGE;
 	switch (sw) {
 	RXECC_SWITCHES(RXECC_SW_SET)
 	}
-	return rxecc_param_cfg_ok(new) ? 0 : -ERANGE;
+	return rxecc_dev_config_check(new, f) ? -EDOM : 0;
 }
 
 #define RXECC_SW_GET(n, a, field, ...) \
@@ -194,7 +218,7 @@ static const bool rxecc_sw_mask[RXECC_NUM_SWITCHES] = {
 	RXECC_SWITCHES(RXECC_SW_IS_MASK)
 };
 
-static int rxecc_param_update(int idx, u32 v)
+static int rxecc_param_update(int idx, u32 v, struct rxecc_cfg_fault *f)
 {
 	struct rxecc_dev_config *new;
 	int err = 0;
@@ -207,7 +231,7 @@ static int rxecc_param_update(int idx, u32 v)
 		goto out;
 	}
 	if (rxecc_param_is_switch(idx)) {
-		err = rxecc_switch_set(new, rxecc_param_switch(idx), v);
+		err = rxecc_switch_set(new, rxecc_param_switch(idx), v, f);
 	} else if (rxecc_dcqcn_param_set(&new->dcqcn, idx, v) ||
 		   rxecc_dcqcn_params_check(&new->dcqcn)) {
 		err = -ERANGE;
@@ -232,20 +256,28 @@ static int rxecc_param_idx(const struct kernel_param *kp)
 static int rxecc_param_set(const char *val, const struct kernel_param *kp)
 {
 	int idx = rxecc_param_idx(kp);
+	struct rxecc_cfg_fault f;
 	u32 v;
 	int err;
 
 	err = kstrtou32(val, 0, &v);
 	if (err)
 		return err;
-	err = rxecc_param_update(idx, v);
+	err = rxecc_param_update(idx, v, &f);
+	if (err == -EDOM) {
+		/* the value is in range, the configuration it makes is not */
+		pr_warn("%s=%u: %s\n", kp->name, v, f.msg);
+		return -EINVAL;
+	}
 	if (err == -ERANGE) {
 		if (!rxecc_param_is_switch(idx))
 			pr_warn("%s: %u is outside %u..%u\n", kp->name, v,
 				rxecc_dcqcn_param_descs[idx].min,
 				rxecc_dcqcn_param_descs[idx].max);
 		else
-			pr_warn("%s: %u is out of range\n", kp->name, v);
+			pr_warn("%s: %u is outside %u..%u\n", kp->name, v,
+				rxecc_sw_range[rxecc_param_switch(idx)][0],
+				rxecc_sw_range[rxecc_param_switch(idx)][1]);
 		return -EINVAL;
 	}
 	return err;

@@ -56,7 +56,7 @@ static char rxecc_nl_twice_msg[RXECC_DCQCN_NUM_PARAMS][128];
 /* The switches' ranges (rxecc.h), for the policy of those checked there */
 #define RXECC_NL_SW_RANGE(n, a, f, t, lo, hi, ...) \
 	[RXECC_SW_##n] = { .min = lo, .max = hi },
-static struct netlink_range_validation rxecc_nl_sw_ranges[RXECC_NUM_SWITCHES] = {
+static const struct netlink_range_validation rxecc_nl_sw_ranges[RXECC_NUM_SWITCHES] = {
 	RXECC_SWITCHES(RXECC_NL_SW_RANGE)
 };
 
@@ -302,31 +302,11 @@ static int rxecc_nl_parse_dcqcn(struct nlattr *nest, struct rxecc_dcqcn_params *
 	return 0;
 }
 
-/* The pause-storm watermarks of @c: 0 or 80..8000 ms, minor not above critical. */
-static int rxecc_nl_check_stall(const struct rxecc_dev_config *c, struct nlattr **attrs,
-				struct netlink_ext_ack *extack)
-{
-	struct nlattr *crit = attrs[RXECC_ATTR_PFC_STALL_CRITICAL];
-	struct nlattr *minor = attrs[RXECC_ATTR_PFC_STALL_MINOR];
-
-	if (c->pfc_stall_critical && c->pfc_stall_critical < RXECC_PFC_STALL_MIN_MS) {
-		NL_SET_ERR_MSG_ATTR(extack, crit,
-				    "device_stall_critical_watermark: 0 (off) or 80..8000 ms");
-		return -ERANGE;
-	}
-	if (c->pfc_stall_minor && c->pfc_stall_minor < RXECC_PFC_STALL_MIN_MS) {
-		NL_SET_ERR_MSG_ATTR(extack, minor,
-				    "device_stall_minor_watermark: 0 (85 % of the critical one) or 80..8000 ms");
-		return -ERANGE;
-	}
-	if (c->pfc_stall_minor && c->pfc_stall_critical &&
-	    c->pfc_stall_minor > c->pfc_stall_critical) {
-		NL_SET_ERR_MSG_ATTR(extack, minor ?: crit,
-				    "device_stall_minor_watermark: above device_stall_critical_watermark");
-		return -ERANGE;
-	}
-	return 0;
-}
+/* Each switch's attribute, to blame in a rule it breaks */
+#define RXECC_NL_SW_ATTR(n, a, ...) [RXECC_SW_##n] = RXECC_ATTR_##a,
+static const u16 rxecc_nl_sw_attr[RXECC_NUM_SWITCHES] = {
+	RXECC_SWITCHES(RXECC_NL_SW_ATTR)
+};
 
 #define RXECC_NL_SW_GET(n, attr, field, t, ...) \
 	if (attrs[RXECC_ATTR_##attr]) \
@@ -342,6 +322,7 @@ static struct rxecc_dev_config *rxecc_nl_build(const struct rxecc_dev_config *ol
 					       struct netlink_ext_ack *extack)
 {
 	struct rxecc_dev_config *new;
+	struct rxecc_cfg_fault fault;
 	struct nlattr *a;
 	int prof = -1, err = -EINVAL;
 
@@ -401,14 +382,10 @@ static struct rxecc_dev_config *rxecc_nl_build(const struct rxecc_dev_config *ol
 		goto fail;
 	}
 	RXECC_SWITCHES(RXECC_NL_SW_GET)
-	err = rxecc_nl_check_stall(new, attrs, extack);
-	if (err)
-		goto fail;
-	if (new->pfc_rx_xoff && new->pfc_rx_xon >= new->pfc_rx_xoff) {
-		NL_SET_ERR_MSG_ATTR(extack, attrs[RXECC_ATTR_PFC_RX_XON] ?:
-				    attrs[RXECC_ATTR_PFC_RX_XOFF],
-				    "pfc_rx_xon: not below pfc_rx_xoff");
-		err = -ERANGE;
+	err = rxecc_dev_config_check(new, &fault);
+	if (err) {
+		NL_SET_ERR_MSG_ATTR(extack, attrs[rxecc_nl_sw_attr[fault.sw]] ?:
+				    attrs[rxecc_nl_sw_attr[fault.other]], fault.msg);
 		goto fail;
 	}
 	a = attrs[RXECC_ATTR_DSCP2PRIO];
