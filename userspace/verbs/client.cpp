@@ -42,6 +42,7 @@ struct Pending {
     size_t off;     // local buffer (a READ's destination)
     uint32_t size;  // a READ's length
     uint32_t read_off;
+    uint64_t posted;  // mono_ns() at the post (a READ's round trip)
 };
 
 class Client {
@@ -91,7 +92,7 @@ class Client {
         const size_t off = local_off(wr_);
         put_ctl(off, {kMagic, Kind::fin, visible_end, 0, 0, 0, 0, 0, 0});
         c_.post_send(wr_, IBV_WR_SEND, off, kCtlSize);
-        pending_.push_back({wr_++, IBV_WC_SEND, ~uint64_t{0}, off, 0, 0});
+        pending_.push_back({wr_++, IBV_WC_SEND, ~uint64_t{0}, off, 0, 0, 0});
         while (!pending_.empty() || !result_) {
             progress();
         }
@@ -119,30 +120,31 @@ class Client {
             case Op::send:
                 fill(c_.at(off, st.size), seq_);
                 c_.post_send(wr_, IBV_WR_SEND_WITH_IMM, off, st.size, seq32);
-                pending_.push_back({wr_++, IBV_WC_SEND, seq_, off, 0, 0});
+                pending_.push_back({wr_++, IBV_WC_SEND, seq_, off, 0, 0, t_post});
                 break;
             case Op::write_imm:
                 fill(c_.at(off, st.size), seq_);
                 c_.post_send(wr_, IBV_WR_RDMA_WRITE_WITH_IMM, off, st.size, seq32, slot_addr(),
                              w_.rkey);
-                pending_.push_back({wr_++, IBV_WC_RDMA_WRITE, seq_, off, 0, 0});
+                pending_.push_back({wr_++, IBV_WC_RDMA_WRITE, seq_, off, 0, 0, t_post});
                 break;
             case Op::write: {
                 fill(c_.at(off, st.size), seq_);
                 c_.post_send(wr_, IBV_WR_RDMA_WRITE, off, st.size, std::nullopt, slot_addr(),
                              w_.rkey);
-                pending_.push_back({wr_++, IBV_WC_RDMA_WRITE, seq_, off, 0, 0});
+                pending_.push_back({wr_++, IBV_WC_RDMA_WRITE, seq_, off, 0, 0, t_post});
                 const size_t coff = local_off(wr_);
                 put_ctl(coff, {kMagic, Kind::notify, seq_, 0, 0, 0, 0, 0, 0});
                 c_.post_send(wr_, IBV_WR_SEND, coff, kCtlSize);
-                pending_.push_back({wr_++, IBV_WC_SEND, seq_, coff, 0, 0});
+                pending_.push_back({wr_++, IBV_WC_SEND, seq_, coff, 0, 0, t_post});
                 break;
             }
             case Op::read:
                 std::memset(c_.at(off, st.size).data(), 0, st.size);
                 c_.post_send(wr_, IBV_WR_RDMA_READ, off, st.size, std::nullopt,
                              w_.read_addr + st.offset, w_.rkey);
-                pending_.push_back({wr_++, IBV_WC_RDMA_READ, seq_, off, st.size, st.offset});
+                pending_.push_back(
+                    {wr_++, IBV_WC_RDMA_READ, seq_, off, st.size, st.offset, t_post});
                 break;
         }
         ++by_op_.at(static_cast<size_t>(st.op));
@@ -196,6 +198,8 @@ class Client {
                 ++mine_.msgs;
                 mine_.bytes += p.size;
             }
+            // a READ's round trip: from the post to its completion
+            rtts_.push_back(mono_ns() - p.posted);
         }
     }
 
