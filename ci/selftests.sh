@@ -61,10 +61,12 @@ while read -r script guests links smp tmo; do
 		[ "$guests" -eq 1 ] || prefix="${name}[g$g]"
 		ktap_lines "$rundir/g$g/output.txt" "$prefix"
 	done
-	if "$top/ci/splat-scan.sh" "$rundir"/g*/console.log "$rundir"/g*/dmesg.txt "$rundir"/g*/kmemleak.txt 2>/dev/null; then
+	if "$top/ci/splat-scan.sh" "$rundir"/g*/console.log "$rundir"/g*/dmesg.txt "$rundir"/g*/kmemleak.txt \
+		"$rundir"/g*/boot-hang-*/console.log 2>/dev/null; then
 		emit "ok $name: no kernel splat in the guest logs"
 	else
-		"$top/ci/splat-scan.sh" "$rundir"/g*/console.log "$rundir"/g*/dmesg.txt "$rundir"/g*/kmemleak.txt 2>&1 | sed 's/^/# /'
+		"$top/ci/splat-scan.sh" "$rundir"/g*/console.log "$rundir"/g*/dmesg.txt "$rundir"/g*/kmemleak.txt \
+			"$rundir"/g*/boot-hang-*/console.log 2>&1 | sed 's/^/# /'
 		emit "not ok $name: no kernel splat in the guest logs"
 	fi
 	failed_before=$(grep -c "^not ok $name" "$RESULTS")

@@ -26,6 +26,8 @@
 #   RXECC_MODULE, PFC_MODULE the modules the tests load (default: the tree's)
 #   RXECC_KERNEL_APPEND      more kernel command line (check-debug: slub_debug=A,...)
 #   RXECC_QEMU_CPU           the guest CPU model (default qemu64,-cx16: below)
+#   RXECC_BOOT_LIMIT         seconds a guest may take to reach its init before
+#                            the run is booted again (below)
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 name=vm guests=1 timeout=300 mem=2048 smp=1 interactive=0 quiet=0
@@ -145,12 +147,15 @@ start_guest() {
 	pids[i]=$!
 }
 
-# A guest that has not reached ci/guest/init.sh (its RXECC-GUEST-START line)
-# within the boot limit hung in the kernel's early boot or the initramfs,
-# before any of the project's code or modules: the emulator's, not a test
-# result (a 6.1 guest once stopped at 0.81 s of its boot, 1 boot in about
-# 40). All the run's guests are booted again, twice at most; the hung
-# boot's console is kept as console.boot-hang-N.log.
+# A guest that has not reached ci/guest/init.sh's RXECC-GUEST-START line
+# within the boot limit hung in the kernel's early boot, the initramfs or
+# init.sh's first steps (9p mounts, modprobe), before any test ran: the
+# emulator's, not a test result (a 6.1 guest once stopped at 0.81 s of its
+# boot, 1 boot in about 40). All the run's guests are booted again, twice
+# at most; each guest's files of the attempt (console, output, rc, dmesg)
+# move to g<i>/boot-hang-N/, whose consoles the splat scan reads too. A
+# guest whose emulator exits during the wait (a panic) is no hang: the run
+# goes on and fails as it would.
 boot_limit=$((60 * ${RXECC_TIMEOUT_SCALE:-1}))
 [ -z "${RXECC_GUEST_KERNEL:-}" ] || boot_limit=$((3 * boot_limit))	# a debug kernel boots slower
 boot_limit=${RXECC_BOOT_LIMIT:-$boot_limit}
@@ -161,25 +166,31 @@ booted() {
 		grep -q 'RXECC-GUEST-START' "$rundir/g$i/console.log" 2>/dev/null || return 1
 	done
 }
+all_alive() {
+	local p
+	for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null || return 1; done
+}
 pids=()
 for attempt in 0 1 2; do
 	for i in $(seq 0 $((guests - 1))); do start_guest "$i"; done
 	[ $interactive = 1 ] && break
-	t=0
-	while ! booted && [ $t -lt "$boot_limit" ] && kill -0 "${pids[@]}" 2>/dev/null; do
+	t0=$SECONDS
+	while ! booted && [ $((SECONDS - t0)) -lt "$boot_limit" ] && all_alive; do
 		sleep 1
-		t=$((t + 1))
 	done
-	booted || [ $t -lt "$boot_limit" ] || [ $attempt = 2 ] || {
-		echo "vm.sh: a guest did not reach its init within ${boot_limit}s: booting the run again" >&2
-		kill "${pids[@]}" 2>/dev/null
-		wait 2>/dev/null
-		for i in $(seq 0 $((guests - 1))); do
-			mv "$rundir/g$i/console.log" "$rundir/g$i/console.boot-hang-$attempt.log" 2>/dev/null
+	if [ $attempt = 2 ] || booted || ! all_alive; then
+		break
+	fi
+	echo "vm.sh: a guest did not reach its init within ${boot_limit}s: booting the run again" >&2
+	kill "${pids[@]}" 2>/dev/null
+	wait 2>/dev/null
+	for i in $(seq 0 $((guests - 1))); do
+		hang="$rundir/g$i/boot-hang-$attempt"
+		mkdir -p "$hang"
+		for f in console.log output.txt rc dmesg.txt kmemleak.txt qemu.log logs; do
+			[ -e "$rundir/g$i/$f" ] && mv "$rundir/g$i/$f" "$hang/"
 		done
-		continue
-	}
-	break
+	done
 done
 
 if [ $quiet = 0 ] && [ "$guests" -eq 1 ]; then
@@ -203,7 +214,8 @@ for i in "${!pids[@]}"; do
 	fi
 done
 wait 2>/dev/null
-if ! "$top/ci/splat-scan.sh" "$rundir"/g*/console.log "$rundir"/g*/dmesg.txt "$rundir"/g*/kmemleak.txt; then
+if ! "$top/ci/splat-scan.sh" "$rundir"/g*/console.log "$rundir"/g*/dmesg.txt "$rundir"/g*/kmemleak.txt \
+	"$rundir"/g*/boot-hang-*/console.log "$rundir"/g*/boot-hang-*/dmesg.txt; then
 	result=2
 fi
 exit $result
