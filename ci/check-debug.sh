@@ -41,7 +41,7 @@ export PFC_MODULE="$stage/net/sched/sch_pfc.ko"
 # RXECC_DEBUG_APPEND="slub_debug=A,rxecc_qp" ci/check-debug.sh fault.sh).
 export RXECC_KERNEL_APPEND=${RXECC_DEBUG_APPEND:-slub_debug=A,skbuff_head_cache}
 export RXECC_TIMEOUT_SCALE=${DEBUG_TIMEOUT_SCALE:-3}
-# Bottlenecks divided by DEBUG_RATE_SCALE (scaled_rate in selftests/rxecc/
+# Bottlenecks divided by DEBUG_RATE_SCALE (scaled_rate in lib/shell/
 # lib.sh): the guest moves about 11 Mbit/s, under the 50 Mbit/s ports.
 export RXECC_RATE_SCALE=${DEBUG_RATE_SCALE:-10}
 export RESULTS="$top/build/check-debug/results.txt"

@@ -264,7 +264,7 @@ run_mode() {
 # calibrate: the probe alone for CALIBRATION_S s before the modes, no load,
 # the first mode's port (LAB_OUT/_calibration/probe.tsv, a name no mode can
 # take): its floor, what a ping costs the emulation with nothing queued
-# (lab.py calibration()).
+# (calibration() in ci/lab/rxecc_lab/scenarios/incast.py).
 CALIBRATION_S=${CALIBRATION_S:-6}
 calibrate() {
 	local dir=$LAB_OUT/_calibration rc=0

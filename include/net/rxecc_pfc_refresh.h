@@ -9,7 +9,7 @@
  * A sender refreshes an XOFF before it lapses, at half its pause time, as
  * switches and NICs do (in hardware). In software each frame costs CPU
  * time, and the pause time comes from options a namespace's administrator
- * sets: `quanta 1 link 1000000` made it 0.5 ns, and the refresh timer
+ * sets: `quanta 1 link_speed 1000000` made it 0.5 ns, and the refresh timer
  * re-armed at once for as long as a port stayed above XON. So the interval
  * has floors:
  *  - a switch port (any quanta, any link speed): 1 ms, and 4 packet times

@@ -64,7 +64,7 @@
 /* The XOFF refresh: at half the pause time (what switches do), but at most
  * once a millisecond and every 4 packet times at the port's rate, and for
  * every port of the qdisc at once (pfc_port_refresh_ns(), in
- * <net/rxecc_pfc_refresh.h>). Without the bound, `quanta 1 link 1000000`
+ * <net/rxecc_pfc_refresh.h>). Without the bound, `quanta 1 link_speed 1000000`
  * made the refresh 0 ns and the timer re-armed at once for as long as a
  * port stayed above XON (thousands of frames a second and a tenth of a
  * 2-CPU guest in softirq, open to a user namespace's root on its own veth).
