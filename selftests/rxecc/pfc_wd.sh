@@ -273,7 +273,7 @@ ktap_result "watchdog alert: a storm detected and logged, the queue still paused
 
 # blink_run GAP: priority 3's queue kept full (pings of 59000 bytes every
 # 50 ms, through a port of 1 Mbit/s: two leave a second, and the host drops
-# them as they come in) and paused for 3 s by a partner that sends an XON GAP
+# them as they come in) and paused for 5 s by a partner that sends an XON GAP
 # seconds before each XOFF, every 40 ms (the watchdog polls every 100 ms:
 # each poll interval holds a transition, which once restarted detection);
 # sets SHARE (percent of the run paused) and STORMS. What makes "an instant"
@@ -291,9 +291,10 @@ blink_run() {
 		tc -n "$HOST" filter add dev h0 ingress protocol ip matchall action drop || return 1
 	ip netns exec "$SW" ping -n -q -Q "$TOS" -s 59000 -i 0.05 -w "$(scaled_time 120)" "$HOST_IP" >/dev/null 2>&1 &
 	ping=$!
-	storm_start --duration 3 --period 0.04 --blink "$1" || { kill "$ping"; return 1; }
-	# 2 s into the storm, in hundredths of a percent (the clock read right
-	# after the counter, the parsing after both)
+	storm_start --duration 5 --period 0.04 --blink "$1" || { kill "$ping"; return 1; }
+	# 2 s inside the storm, in hundredths of a percent (the clock read right
+	# after the counter, the parsing after both); the storm lasts 5 s, so
+	# that a slow start of the tool does not take the window past its end
 	j0=$("$T" -n "$SW" -j qdisc show dev sw0) t0=$(date +%s%N)
 	sleep 2
 	j1=$("$T" -n "$SW" -j qdisc show dev sw0) t1=$(date +%s%N)
