@@ -56,7 +56,7 @@ static char rxecc_nl_twice_msg[RXECC_DCQCN_NUM_PARAMS][128];
 /* The switches' ranges (rxecc.h), for the policy of those checked there */
 #define RXECC_NL_SW_RANGE(n, a, f, t, lo, hi, ...) \
 	[RXECC_SW_##n] = { .min = lo, .max = hi },
-static const struct netlink_range_validation rxecc_nl_sw_ranges[RXECC_NUM_SWITCHES] = {
+static struct netlink_range_validation rxecc_nl_sw_ranges[RXECC_NUM_SWITCHES] = {
 	RXECC_SWITCHES(RXECC_NL_SW_RANGE)
 };
 
@@ -384,8 +384,12 @@ static struct rxecc_dev_config *rxecc_nl_build(const struct rxecc_dev_config *ol
 	RXECC_SWITCHES(RXECC_NL_SW_GET)
 	err = rxecc_dev_config_check(new, &fault);
 	if (err) {
-		NL_SET_ERR_MSG_ATTR(extack, attrs[rxecc_nl_sw_attr[fault.sw]] ?:
-				    attrs[rxecc_nl_sw_attr[fault.other]], fault.msg);
+		/* fault.msg: static text (rxecc_dev_config_check()) */
+		if (extack) {
+			extack->_msg = fault.msg;
+			NL_SET_BAD_ATTR(extack, attrs[rxecc_nl_sw_attr[fault.sw]] ?:
+					attrs[rxecc_nl_sw_attr[fault.other]]);
+		}
 		goto fail;
 	}
 	a = attrs[RXECC_ATTR_DSCP2PRIO];
