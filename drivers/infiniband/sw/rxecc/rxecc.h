@@ -270,6 +270,7 @@ struct rxecc_cfg_fault {
 	const char *msg;
 	int sw, other;	/* RXECC_SW_* */
 };
+
 int rxecc_dev_config_check(const struct rxecc_dev_config *c, struct rxecc_cfg_fault *f);
 /* A consistent copy of a QP's congestion control state (rates brought to now). */
 struct rxecc_qp_snap {

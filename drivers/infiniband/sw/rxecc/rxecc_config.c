@@ -146,6 +146,14 @@ static const u32 rxecc_sw_range[RXECC_NUM_SWITCHES][2] = {
 	RXECC_SWITCHES(RXECC_SW_RANGE)
 };
 
+static const char rxecc_msg_stall_critical[] =
+	"device_stall_critical_watermark: 0 (off) or 80..8000 ms";
+static const char rxecc_msg_stall_minor[] =
+	"device_stall_minor_watermark: 0 (85 % of the critical one) or 80..8000 ms";
+static const char rxecc_msg_stall_order[] =
+	"device_stall_minor_watermark: above device_stall_critical_watermark";
+static const char rxecc_msg_xon[] = "pfc_rx_xon: not below pfc_rx_xoff";
+
 static int rxecc_cfg_fault(struct rxecc_cfg_fault *f, const char *msg, int sw, int other)
 {
 	f->msg = msg;
@@ -163,20 +171,20 @@ static int rxecc_cfg_fault(struct rxecc_cfg_fault *f, const char *msg, int sw, i
 int rxecc_dev_config_check(const struct rxecc_dev_config *c, struct rxecc_cfg_fault *f)
 {
 	if (c->pfc_stall_critical && c->pfc_stall_critical < RXECC_PFC_STALL_MIN_MS)
-		return rxecc_cfg_fault(f, "device_stall_critical_watermark: 0 (off) or 80..8000 ms",
+		return rxecc_cfg_fault(f, rxecc_msg_stall_critical,
 				       RXECC_SW_device_stall_critical_watermark,
 				       RXECC_SW_device_stall_critical_watermark);
 	if (c->pfc_stall_minor && c->pfc_stall_minor < RXECC_PFC_STALL_MIN_MS)
-		return rxecc_cfg_fault(f, "device_stall_minor_watermark: 0 (85 % of the critical one) or 80..8000 ms",
+		return rxecc_cfg_fault(f, rxecc_msg_stall_minor,
 				       RXECC_SW_device_stall_minor_watermark,
 				       RXECC_SW_device_stall_minor_watermark);
 	if (c->pfc_stall_minor && c->pfc_stall_critical &&
 	    c->pfc_stall_minor > c->pfc_stall_critical)
-		return rxecc_cfg_fault(f, "device_stall_minor_watermark: above device_stall_critical_watermark",
+		return rxecc_cfg_fault(f, rxecc_msg_stall_order,
 				       RXECC_SW_device_stall_minor_watermark,
 				       RXECC_SW_device_stall_critical_watermark);
 	if (c->pfc_rx_xoff && c->pfc_rx_xon >= c->pfc_rx_xoff)
-		return rxecc_cfg_fault(f, "pfc_rx_xon: not below pfc_rx_xoff",
+		return rxecc_cfg_fault(f, rxecc_msg_xon,
 				       RXECC_SW_pfc_rx_xon, RXECC_SW_pfc_rx_xoff);
 	return 0;
 }

@@ -303,7 +303,8 @@ static int rxecc_nl_parse_dcqcn(struct nlattr *nest, struct rxecc_dcqcn_params *
 }
 
 /* Each switch's attribute, to blame in a rule it breaks */
-#define RXECC_NL_SW_ATTR(n, a, ...) [RXECC_SW_##n] = RXECC_ATTR_##a,
+#define RXECC_NL_SW_ATTR(n, a, ...) \
+	[RXECC_SW_##n] = RXECC_ATTR_##a,
 static const u16 rxecc_nl_sw_attr[RXECC_NUM_SWITCHES] = {
 	RXECC_SWITCHES(RXECC_NL_SW_ATTR)
 };
