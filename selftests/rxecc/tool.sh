@@ -39,6 +39,8 @@ expect_fail() {
 	[ "$rc" -eq "$code" ] && [ "$(wc -l <"$ERR")" -eq 1 ] && grep -qE "$words" "$ERR"
 }
 in1() { fabric_in 1 "$@"; }
+# json EXPR: EXPR's values, of the JSON d on stdin, printed (a read: the
+# checks are tool_check.py's).
 json() { python3 -c "import json, sys; d = json.load(sys.stdin); print($1)"; }
 
 not_loaded() {
@@ -122,33 +124,7 @@ show_all() {
 	# Every knob in the text and in the JSON, with the defaults' values (one
 	# Python for all of them: each start costs a second in the guest).
 	j=$(in1 "$T" -j dcqcn show dev h1) || return 1
-	python3 - "$t" "$j" <<'PY' || return 1
-import json, os, re, sys
-text, d = sys.argv[1], json.loads(sys.argv[2])[0]
-pdir = "/sys/module/rdma_rxecc/parameters"
-bad = 0
-for k in sorted(os.listdir(pdir)):
-    if k == "profile":
-        continue
-    want = open(os.path.join(pdir, k)).read().strip()
-    v = d["dcqcn"].get(k, d.get(k))
-    # a module parameter is the number netlink carries; the tool names some
-    if k == "ecn" and want == "2":
-        want = "ect0"
-    elif k in ("rp_enable", "np_enable", "pfc_enable"):
-        want = int(want, 0)
-    elif k == "roce_prio" and want == "8":
-        want = "dscp"
-    elif k == "udp_sport":
-        want = ("flow_label", "qpn")[int(want)]
-    if str(v) != str(want):
-        print(f"{k}: tool {v}, module parameter {want}")
-        bad += 1
-    if not re.search(rf"^  {k} +[^ ]+", text, re.M):
-        print(f"{k} missing in text")
-        bad += 1
-sys.exit(1 if bad else 0)
-PY
+	python3 "$HERE/tool_check.py" knobs "$t" "$j" || return 1
 	[ "$(in1 "$T" -jp dcqcn show | json 'len(d)')" = 1 ] || return 1
 	# From the initial namespace neither fabric device is visible.
 	[ "$("$T" -j dcqcn show | json 'len(d)')" = 0 ] || return 1
@@ -339,17 +315,7 @@ stats() {
 	j=$(fabric_in 2 "$T" -j stats dev h2) || return 1
 	# The same counters as sysfs, every one of them (h2 is idle, so they
 	# stand still between the two reads).
-	echo "$j" | python3 -c '
-import json, os, sys
-d = json.load(sys.stdin)[0]["counters"]
-hw = "/sys/class/infiniband/h2/ports/1/hw_counters"
-names = [n for n in sorted(os.listdir(hw)) if n != "lifespan"]
-bad = [n for n in names if str(d.get(n)) != open(os.path.join(hw, n)).read().strip()]
-extra = sorted(set(d) - set(names))
-for n in bad:
-    print(f"{n}: tool {d.get(n)} sysfs {open(os.path.join(hw, n)).read().strip()}")
-print(f"{len(names)} counters compared, {len(bad)} differ; in JSON but not sysfs: {extra or None}")
-sys.exit(1 if bad or extra or d["sent_pkts"] <= 0 else 0)' || rc=1
+	echo "$j" | python3 "$HERE/tool_check.py" stats /sys/class/infiniband/h2/ports/1/hw_counters || rc=1
 	fabric_in 2 "$T" stats show dev h2 | grep -E "^  (sent_pkts|np_cnp_sent|rp_cnp_handled) +[0-9]+$" || rc=1
 	fabric_in 2 "$T" stats reset dev h2 || rc=1
 	[ "$(port_counter h2 sent_pkts)" = 0 ] && [ "$(port_counter h2 rcvd_pkts)" = 0 ] || rc=1
@@ -382,7 +348,7 @@ qps() {
 	# (on the debug kernel its clock calibration can fail, r^2 < 0.9, and it
 	# reports 0 MB/s and exits 1 after a transfer that went through)
 	wait "$cpid" "$spid"
-	echo "$j" | json '[q for q in d if q["type"] == "RC" and q["state"] == "RTS" and q["dest_qpn"] > 0 and q["rate_kbps"] == 10000000 and not q["limited"]][0]["qpn"]' || rc=1
+	echo "$j" | python3 "$HERE/tool_check.py" rts-qp || rc=1
 	echo "$t" | head -1 | grep -q "^dev  *qpn  *type  *state  *dest_qpn  *prio  *limited  *rate_kbps  *target_kbps  *alpha_ppm" || rc=1
 	echo "$t" | grep -qE "^h2 +[0-9]+ +RC +RTS" || rc=1
 	return "$rc"
@@ -449,12 +415,7 @@ privileges() {
 		after=$(config_now)
 		[ "$keeps" != h1 ] || { before=$(echo "$before" | head -n 1); after=$(echo "$after" | head -n 1); }
 		echo "$name: $got"
-		python3 -c '
-import json, sys
-got = json.loads(sys.argv[1])
-bad = [f"{k}: {got.get(k)}, want {v}" for k, v in (w.split("=") for w in sys.argv[2].split())
-       if str(got.get(k)) != v]
-print("\n".join(bad)); sys.exit(1 if bad else 0)' "$got" "$want" || rc=1
+		python3 "$HERE/tool_check.py" privs "$got" "$want" || rc=1
 		[ "$keeps" = none ] || [ "$before" = "$after" ] || { echo "$name changed the configuration"; rc=1; }
 	}
 	ip netns add rxecc-privs || return 1
