@@ -80,10 +80,10 @@ bad_config() {
 	fabric_sw "$T" qdisc show dev swp1 >/dev/null 2>&1
 	[ $? -eq 3 ] || { echo "a refused add left a qdisc behind"; ok=1; }
 	fabric_sw "$T" qdisc add dev swp1 rate 100 pfc 0x08 || return 1
-	before=$(fabric_sw "$T" -j qdisc show dev swp1 | python3 -c 'import json,sys; q=json.load(sys.stdin)[0]; [p.pop(k) for p in q["prio"] for k in list(p) if k not in ("limit","xoff","xon","headroom","kmin","kmax","pmax")]; print(json.dumps(q, sort_keys=True))')
+	before=$(fabric_sw "$T" -j qdisc show dev swp1 | python3 "$HERE/pfc_check.py" config)
 	check "prio 3: xon 40000 above xoff" change dev swp1 prio 3 xon 40KB xoff 30KB
 	check "quanta" change dev swp1 quanta 0
-	after=$(fabric_sw "$T" -j qdisc show dev swp1 | python3 -c 'import json,sys; q=json.load(sys.stdin)[0]; [p.pop(k) for p in q["prio"] for k in list(p) if k not in ("limit","xoff","xon","headroom","kmin","kmax","pmax")]; print(json.dumps(q, sort_keys=True))')
+	after=$(fabric_sw "$T" -j qdisc show dev swp1 | python3 "$HERE/pfc_check.py" config)
 	[ "$before" = "$after" ] || { echo "a refused change changed the qdisc"; ok=1; }
 	return "$ok"
 }
@@ -266,19 +266,13 @@ incast() {
 }
 # qd_load NAME: priority 3's counters, "drops" (of all priorities) and
 # "frames" (priority 3's XOFF and XON sent) from $LOGDIR/NAME.json (`rxecc
-# -j qdisc show`) into QD, read by qd NAME KEY: one Python start per file
-# (each costs about a second in the guest), in the test's own shell.
+# -j qdisc show`; pfc_check.py qdisc-counters) into QD, read by qd NAME KEY:
+# one Python start per file (each costs about a second in the guest), in the
+# test's own shell.
 declare -gA QD=()
 qd_load() {
 	local k v
-	while read -r k v; do QD[$1:$k]=$v; done <<<"$(python3 -c '
-import json, sys
-prio = json.load(open(sys.argv[1]))[0]["prio"]
-for k, v in prio[3].items():
-    if isinstance(v, int) and k != "drops":
-        print(k, v)
-print("drops", sum(p["drops"] for p in prio))
-print("frames", prio[3]["pause_tx"] + prio[3]["xon_tx"])' "$LOGDIR/$1.json")"
+	while read -r k v; do QD[$1:$k]=$v; done <<<"$(python3 "$HERE/pfc_check.py" qdisc-counters "$LOGDIR/$1.json")"
 }
 qd() { echo "${QD[$1:$2]:?no value $2 of $1}"; }
 drops() { qd "$1.qdisc" drops; }

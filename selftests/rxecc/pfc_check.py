@@ -22,6 +22,14 @@ the qdisc's statistics (`rxecc -j qdisc show`) and perftest's logs.
   values "KEY WANT [PRIO]"...
       `rxecc -j qdisc show` of one qdisc on stdin: each KEY (of priority
       PRIO's, or of the qdisc's) is WANT; a line for each that is not
+  config
+      `rxecc -j qdisc show` of one qdisc on stdin: its configuration as one
+      line of JSON (keys sorted; of the priorities only limit, xoff, xon,
+      headroom, kmin, kmax and pmax, not their counters), to compare
+  qdisc-counters QDISC_JSON
+      "KEY VALUE" lines: priority 3's integers but drops, the drops of all
+      priorities, and "frames", priority 3's XOFF and XON sent
+The host tests are test_pfc_check.py.
 """
 import json
 import os
@@ -191,6 +199,29 @@ def wrong_values(q, specs):
     return out
 
 
+# What a priority of `rxecc -j qdisc show` holds that is configuration, not
+# a counter.
+PRIO_CONFIG = ("limit", "xoff", "xon", "headroom", "kmin", "kmax", "pmax")
+
+
+def configuration(q):
+    """The qdisc q (its JSON) with only PRIO_CONFIG's keys in its
+    priorities; the qdisc's own keys all kept."""
+    return dict(q, prio=[{k: v for k, v in p.items() if k in PRIO_CONFIG} for p in q["prio"]])
+
+
+def qdisc_counters(q):
+    """(KEY, VALUE) pairs of the qdisc q (its JSON): priority 3's integers
+    (a JSON boolean is one too, as Python has it) but its drops, then
+    "drops", all priorities' drops, and "frames", priority 3's XOFF and XON
+    sent."""
+    prio = q["prio"]
+    out = [(k, v) for k, v in prio[3].items() if isinstance(v, int) and k != "drops"]
+    out.append(("drops", sum(p["drops"] for p in prio)))
+    out.append(("frames", prio[3]["pause_tx"] + prio[3]["xon_tx"]))
+    return out
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "pause":
@@ -204,6 +235,14 @@ def main():
         for line in bad:
             print(line)
         return 1 if bad else 0
+    if cmd == "config":
+        print(json.dumps(configuration(json.load(sys.stdin)[0]), sort_keys=True))
+        return 0
+    if cmd == "qdisc-counters":
+        with open(args[0], encoding="utf-8") as f:
+            for k, v in qdisc_counters(json.load(f)[0]):
+                print(k, v)
+        return 0
     if cmd == "goodput":
         print(f"{flows_mbps(args[1:]).get(args[0], 0.0):.1f}")
         return 0
