@@ -74,8 +74,9 @@ congested() {	# NAME PFC DCQCN
 	verbs_run "$name" "2 3" --tos "$TOS" --duration "$DUR" --ack-timeout "$ACK_TIMEOUT" || rc=1
 	fabric_sw "$T" -j qdisc show dev swp1 >"$LOGDIR/$name.qdisc.json"
 	show_counters
-	DROPS=$(python3 -c 'import json,sys; print(sum(p["drops"] for p in json.load(open(sys.argv[1]))[0]["prio"]))' \
-		"$LOGDIR/$name.qdisc.json")
+	# (the drops of all priorities)
+	DROPS=$(python3 "$(dirname "$0")/pfc_check.py" qdisc-counters "$LOGDIR/$name.qdisc.json" |
+		sed -n 's/^drops //p')
 	echo "$name: switch drops $DROPS"
 	fabric_sw tc qdisc del dev swp1 root
 	return "$rc"
