@@ -86,12 +86,7 @@ setup || { ktap_fail "switch and host namespaces with a pfc port"; ktap_finished
 # wd KEY...: the values of KEY (of priority 3 if it is a per-priority key)
 # of the switch port, one per line; a JSON boolean reads 1 or 0.
 wd() {
-	"$T" -n "$SW" -j qdisc show dev sw0 | python3 -c '
-import json, sys
-q = json.load(sys.stdin)[0]
-for k in sys.argv[1:]:
-    v = q["prio"][3][k] if k in q["prio"][3] else q[k]
-    print(int(v))' "$@"
+	"$T" -n "$SW" -j qdisc show dev sw0 | python3 "$HERE/pfc_wd_check.py" read "$@"
 }
 # wd_read KEY...: the values of the keys, read at once, into WD[KEY]; prints
 # them.
@@ -219,12 +214,7 @@ wd_drop() {
 	sleep 0.5
 	bg_stop
 	cat "$LOGDIR/wd-monitor.json"
-	python3 - "$LOGDIR/wd-monitor.json" <<-'EOF' || return 1
-	import json, sys
-	ev = [json.loads(line) for line in open(sys.argv[1])]
-	wd = [(e["event"], e["netdev"], e["prio"], e["wd_action"]) for e in ev if e["event"].startswith("wd_")]
-	sys.exit(wd != [("wd_storm", "sw0", 3, "drop"), ("wd_restored", "sw0", 3, "drop")])
-	EOF
+	python3 "$HERE/pfc_wd_check.py" monitor "$LOGDIR/wd-monitor.json" sw0 3 drop || return 1
 	# and `rxecc metrics` has the watchdog's counters
 	metrics "$SW" openmetrics || return 1
 	metric_is "rxecc_qdisc_prio_wd_storms_total{netdev=sw0,prio=3}" 1.0 &&
@@ -299,11 +289,7 @@ blink_run() {
 	sleep 2
 	j1=$("$T" -n "$SW" -j qdisc show dev sw0) t1=$(date +%s%N)
 	storm_wait
-	SHARE=$(python3 -c '
-import json, sys
-p = [json.loads(j)[0]["prio"][3]["pause_rx_duration_us"] for j in sys.argv[1:3]]
-print(int((p[1] - p[0]) * 10000 * 1000 // (int(sys.argv[4]) - int(sys.argv[3]))))' "$j0" "$j1" "$t0" "$t1") ||
-		{ kill "$ping"; return 1; }
+	SHARE=$(python3 "$HERE/pfc_wd_check.py" share "$j0" "$j1" "$t0" "$t1") || { kill "$ping"; return 1; }
 	wd_read wd_storms qlen || { kill "$ping"; return 1; }
 	STORMS=${WD[wd_storms]}
 	kill "$ping" 2>/dev/null
