@@ -62,10 +62,8 @@ verbs_qp_on_h1() { [[ $(fabric_in 1 rdma res show qp link h1/1) == *rxecc-verbs*
 live_start() {
 	verbs_live_start "$1" 2 19600 60 "${2:-$(fabric_ip 1)}" || return 1
 	wait_for 20 verbs_qp_on_h1 || return 1
-	LIVE_QPN=$(fabric_in 1 rdma -j res show qp link h1/1 | python3 -c '
-import json, sys
-print(",".join(str(q["lqpn"]) for q in json.load(sys.stdin)
-               if q.get("comm") == "rxecc-verbs" and q.get("type") == "RC"))')
+	LIVE_QPN=$(fabric_in 1 rdma -j res show qp link h1/1 |
+		python3 "$RXECC_TOP/lib/python/rxecc_show.py" qpns --type RC --comm rxecc-verbs --sep ,)
 	[ -n "$LIVE_QPN" ] && echo "live QP of h1: $LIVE_QPN"
 }
 # live_stop NAME: stop the live transfer; if it did not end clean, the two
@@ -88,9 +86,8 @@ stale_qpns() {
 	fabric_in 2 "$VERBS" client "$(fabric_ip 1)" -p 19601 --count 10 >/dev/null &
 	local c=$!
 	wait_for 20 verbs_qp_on_h1
-	STALE=$(fabric_in 1 rdma -j res show qp link h1/1 | python3 -c '
-import json, sys
-print(",".join(str(q["lqpn"]) for q in json.load(sys.stdin) if q.get("type") == "RC"))')
+	STALE=$(fabric_in 1 rdma -j res show qp link h1/1 |
+		python3 "$RXECC_TOP/lib/python/rxecc_show.py" qpns --type RC --sep ,)
 	wait $c $s
 	echo "stale QPs of h1: $STALE"
 }

@@ -387,10 +387,8 @@ ktap_result "netlink: an unprivileged user's dumps and gets during rdma link add
 # pause priority 3 at h2; then the writer is killed: its QP is destroyed with
 # the limiter's timer armed and the QP on the PFC waiting list.
 qps_of() {	# HOST: RC QP numbers of ib_write_bw on host HOST
-	fabric_in "$1" rdma -j res show qp link "h$1/1" | python3 -c '
-import json, sys
-print(" ".join(str(q["lqpn"]) for q in json.load(sys.stdin)
-               if q.get("type") == "RC" and q.get("comm") == "ib_write_bw"))'
+	fabric_in "$1" rdma -j res show qp link "h$1/1" |
+		python3 "$RXECC_TOP/lib/python/rxecc_show.py" qpns --type RC --comm ib_write_bw
 }
 no_perftest_qp() {	# HOST: no QP of ib_write_bw is left on host HOST
 	[[ $(fabric_in "$1" rdma res show qp link "h$1/1") != *ib_write_bw* ]]
