@@ -50,19 +50,10 @@ mem() {	# "SLAB SUNRECLAIM AVAILABLE" in KiB
 	awk '{ v[$1] = $2 } END { print v["Slab:"], v["SUnreclaim:"], v["MemAvailable:"] }' /proc/meminfo
 }
 res() {	# QPs CQs MRs PDs of all four hosts together
-	rdma -j res show | python3 -c '
-import json, sys
-t = [0, 0, 0, 0]
-for d in json.load(sys.stdin):
-    r = d.get("resource", d)
-    if d.get("ifname", "").startswith("h"):
-        t = [a + r[k] for a, k in zip(t, ("qp", "cq", "mr", "pd"))]
-print(" ".join(map(str, t)))'
+	rdma -j res show | python3 "$RXECC_TOP/lib/python/rxecc_show.py" res-total h
 }
 sw_drops() {
-	fabric_sw "$T" -j qdisc show dev swp1 | python3 -c '
-import json, sys
-print(sum(p["drops"] for p in json.load(sys.stdin)[0]["prio"]))'
+	fabric_sw "$T" -j qdisc show dev swp1 | python3 "$RXECC_TOP/lib/python/rxecc_show.py" qdisc-drops
 }
 
 printf 'round\tseconds\tslab_kib\tsunreclaim_kib\tavailable_kib\tqps\tcqs\tmrs\tpds\tflat_counters\tswitch_drops\tverified_bytes\tok\n' \

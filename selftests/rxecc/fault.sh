@@ -56,17 +56,9 @@ modprobe rdma_cm
 veth_up d0 10.0.0.1/24 || { ktap_fail "a veth pair"; ktap_finished; }
 # "1: x0: pd 1 cq 2 qp 1 cm_id 0 mr 0 ctx 0": what x0 holds.
 resources() { rdma resource show | grep " $1: " | sed 's/^[0-9]*: //'; }
-json_sum() {
-	python3 - "$1" <<-'EOF'
-		import json, sys
-		rows = [json.loads(line) for line in open(sys.argv[1]) if line.startswith("{")]
-		for r in rows:
-		    print(f"{r['op']}: {r['points']} injection points, {r['tried']} failed in turn: "
-		          f"{r['errors']} errors returned, {r['absorbed']} absorbed")
-		print(f"{sum(r['errors'] + r['absorbed'] for r in rows)} faults injected in all")
-		sys.exit(0 if rows and all(r["points"] > 0 and r["errors"] + r["absorbed"] > 0 for r in rows) else 1)
-	EOF
-}
+# json_sum FILE: fault_inject.py's rows, a line each and the faults in all;
+# fails unless every operation passed injection points and had faults.
+json_sum() { python3 "$HERE/fault_check.py" summary "$1"; }
 
 # From here to the end of the traffic test allocations fail on purpose; the
 # kernel's allocation-failure reports in between are not splats

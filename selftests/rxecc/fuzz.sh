@@ -42,18 +42,9 @@ snap_drops() { local c; for c in $DROPS; do snap "1:$c"; done; }
 # check_expect JSON: every counter of h1 grew by what the fuzzer expected
 # (counters it did not name by 0).
 check_expect() {
-	local c d rc=0
-	declare -A want
-	eval "$(python3 -c 'import json,sys
-e = json.load(open(sys.argv[1]))["expect"]
-for c in sys.argv[2].split():
-    print(f"want[{c}]={int(e.get(c, 0))}")' "$1" "$DROPS")"
-	for c in $DROPS; do
-		d=$(delta "1:$c")
-		echo "h1 $c: +$d (expected +${want[$c]})"
-		[ "$d" -eq "${want[$c]}" ] || rc=1
-	done
-	return "$rc"
+	local c deltas=()
+	for c in $DROPS; do deltas+=("$c=$(delta "1:$c")"); done
+	python3 "$HERE/fuzz_check.py" expect "$1" "${deltas[@]}"
 }
 
 # live_start NAME [ADDR]: h2 -> h1 (h1's ADDR) until live_stop (verbs.sh);
@@ -62,10 +53,8 @@ verbs_qp_on_h1() { [[ $(fabric_in 1 rdma res show qp link h1/1) == *rxecc-verbs*
 live_start() {
 	verbs_live_start "$1" 2 19600 60 "${2:-$(fabric_ip 1)}" || return 1
 	wait_for 20 verbs_qp_on_h1 || return 1
-	LIVE_QPN=$(fabric_in 1 rdma -j res show qp link h1/1 | python3 -c '
-import json, sys
-print(",".join(str(q["lqpn"]) for q in json.load(sys.stdin)
-               if q.get("comm") == "rxecc-verbs" and q.get("type") == "RC"))')
+	LIVE_QPN=$(fabric_in 1 rdma -j res show qp link h1/1 |
+		python3 "$RXECC_TOP/lib/python/rxecc_show.py" qpns --type RC --comm rxecc-verbs --sep ,)
 	[ -n "$LIVE_QPN" ] && echo "live QP of h1: $LIVE_QPN"
 }
 # live_stop NAME: stop the live transfer; if it did not end clean, the two
@@ -88,9 +77,8 @@ stale_qpns() {
 	fabric_in 2 "$VERBS" client "$(fabric_ip 1)" -p 19601 --count 10 >/dev/null &
 	local c=$!
 	wait_for 20 verbs_qp_on_h1
-	STALE=$(fabric_in 1 rdma -j res show qp link h1/1 | python3 -c '
-import json, sys
-print(",".join(str(q["lqpn"]) for q in json.load(sys.stdin) if q.get("type") == "RC"))')
+	STALE=$(fabric_in 1 rdma -j res show qp link h1/1 |
+		python3 "$RXECC_TOP/lib/python/rxecc_show.py" qpns --type RC --sep ,)
 	wait $c $s
 	echo "stale QPs of h1: $STALE"
 }
@@ -203,29 +191,12 @@ qdisc_fuzz() {
 ktap_result "PFC fuzz at a pfc qdisc's receive path ($PFC_FUZZ frames, PFC on priority 3): counted, priority 3 paused, live data verified" qdisc_fuzz
 
 pfc_enabled_only() {	# h1 has PFC on priority 3 only
-	local rc=0 x
+	local rc=0
 	fabric_dcqcn 1 set pfc_enable 0x08 || return 1
 	snap_drops
-	# XOFF for every priority but 3, then XOFF for 3 (then XON)
-	x=$(python3 - <<'EOF'
-import json, struct
-print(json.dumps({"expect": {"rx_pfc_ignored": 20 * 7, "rx_prio3_pause": 2}}))
-EOF
-	)
-	echo "$x" >"$LOGDIR/pfc-enabled.json"
-	fabric_sw python3 - swp1 <<'EOF' || rc=1
-import socket, struct, sys
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind((sys.argv[1], 0))
-mac = bytes.fromhex(open(f"/sys/class/net/{sys.argv[1]}/address").read().strip().replace(":", ""))
-da = bytes.fromhex("0180c2000001")
-def frame(cev, t):
-    return (da + mac + struct.pack("!HHH8H", 0x8808, 0x0101, cev, *([t] * 8))).ljust(60, b"\0")
-for _ in range(20):
-    s.send(frame(0xf7, 0xffff))
-s.send(frame(0x08, 0xffff))
-s.send(frame(0x08, 0))
-EOF
+	# XOFF for every priority but 3, then XOFF for 3 (then XON); the
+	# expectation, printed before anything is sent, goes to the file
+	fabric_sw python3 "$HERE/roce_fuzz.py" pfc-enabled swp1 >"$LOGDIR/pfc-enabled.json" || rc=1
 	sleep 0.5
 	check_expect "$LOGDIR/pfc-enabled.json" || rc=1
 	fabric_dcqcn 1 set pfc_enable none

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Malformed RoCEv2 packets and PFC frames at an rxecc device, reproducible
-from a seed, for the guest selftests (integrity.sh).
+from a seed, for the guest selftests (integrity.sh, fuzz.sh).
 
   roce_fuzz.py roce --src OWN --peer PEER --dst DST --live QPN[,QPN] [--stale QPN,...]
                     --count N --seed S [--rate PPS] [--tagged IFACE --dmac MAC [--mcast GROUP]]
   roce_fuzz.py pfc IFACE --count N --seed S [--enabled MASK] [--rate PPS]
+  roce_fuzz.py pfc-enabled IFACE
 
 Every packet is one the device must drop, and which of its counters it must
 count it in is known: the tool prints JSON {"sent": N, "kinds": {...},
@@ -62,6 +63,13 @@ bits set count rx_pfc_malformed. Also:
                 group, or tagged with a VLAN ID the receiver has no VLAN
                 device for: not from the link partner  rx_pfc_rejected
   opcode        another MAC control opcode: no pause    (nothing)
+
+pfc-enabled (AF_PACKET out of IFACE, towards a device with PFC on priority 3
+only; no seed): 20 XOFFs for every priority but 3, then an XOFF and an XON
+for 3, each time 65535 quanta (0 for the XON) on every priority. Prints its
+expectation first, {"expect": {"rx_pfc_ignored": 140, "rx_prio3_pause": 2}}
+(7 ignored priorities per frame; both frames of priority 3 count), so that
+it is there even when sending fails; the host tests are test_roce_fuzz.py.
 """
 import argparse
 import json
@@ -322,6 +330,31 @@ def pauses(cev, enabled):
     return out
 
 
+# pfc-enabled's frames and what a device with PFC on priority 3 alone counts
+ENABLED_ONLY = 0x08
+ENABLED_ONLY_EXPECT = {"rx_pfc_ignored": 20 * 7, "rx_prio3_pause": 2}
+
+
+def pfc_all(src_mac, cev, quanta):
+    """A PFC frame from SRC_MAC enabling CEV, QUANTA for every priority,
+    padded to 60 bytes."""
+    return (PFC_DA + src_mac + struct.pack("!HHH8H", 0x8808, 0x0101, cev, *([quanta] * 8))).ljust(60, b"\0")
+
+
+def enabled_only_frames(src_mac):
+    """XOFF for every priority but 3, 20 times; XOFF for 3; XON for 3."""
+    return ([pfc_all(src_mac, 0xf7, 0xffff)] * 20 +
+            [pfc_all(src_mac, ENABLED_ONLY, 0xffff), pfc_all(src_mac, ENABLED_ONLY, 0)])
+
+
+def pfc_enabled(iface):
+    print(json.dumps({"expect": ENABLED_ONLY_EXPECT}), flush=True)
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((iface, 0))
+    for f in enabled_only_frames(mac_of(iface)):
+        s.send(f)
+
+
 def mac_of(iface):
     with open(f"/sys/class/net/{iface}/address") as f:
         return bytes.fromhex(f.read().strip().replace(":", ""))
@@ -349,11 +382,15 @@ def main():
     p = sub.add_parser("pfc")
     p.add_argument("iface")
     p.add_argument("--enabled", type=lambda v: int(v, 0), default=0)
+    sub.add_parser("pfc-enabled").add_argument("iface")
     for s in (r, p):
         s.add_argument("--count", type=int, required=True)
         s.add_argument("--seed", type=int, required=True)
         s.add_argument("--rate", type=float, default=2000, help="packets per second (0: as fast as possible)")
     a = ap.parse_args()
+    if a.mode == "pfc-enabled":
+        pfc_enabled(a.iface)
+        return
     if a.mode == "roce" and bool(a.tagged) != bool(a.dmac):
         ap.error("--tagged and --dmac go together")
     if a.mode == "roce" and a.mcast and not a.tagged:

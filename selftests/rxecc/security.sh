@@ -298,30 +298,17 @@ bridge_port() {
 	ip netns exec "$hn" python3 "$HERE/vlan_xoff.py" v1-h 2 >"$LOGDIR/vlan-xoff.log" 2>&1 &
 	cap=$!
 	sleep 1
-	# priority 2 (DSCP 16) through VLAN 5 to out0
-	ip netns exec "$hn" python3 -c '
-import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 16 << 2)
-s.bind(("10.41.0.2", 0))
-for _ in range(20):
-    s.sendto(bytes(1000), ("10.9.0.3", 9))' || rc=1
+	# priority 2 (DSCP 16) through VLAN 5 to out0: 20 datagrams of 1000 B
+	ip netns exec "$hn" python3 "$HERE/udp_send.py" dscp 10.9.0.3 --dscp 16 --bind 10.41.0.2 \
+		--count 20 --size 1000 || rc=1
 	wait "$cap" || rc=1
 	cat "$LOGDIR/vlan-xoff.log"
 	# 20 packets of priority 1 (DSCP 8) from b1-h, through br0, to out0.
-	ip netns exec "$hn" python3 -c '
-import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 8 << 2)
-for _ in range(20):
-    s.sendto(bytes(1000), ("10.9.0.2", 9))' || rc=1
+	ip netns exec "$hn" python3 "$HERE/udp_send.py" dscp 10.9.0.2 --dscp 8 --count 20 --size 1000 || rc=1
 	sleep 1
-	ip netns exec "$ns" "$T" -j qdisc show dev out0 | python3 -c '
-import json, sys
-p = json.load(sys.stdin)[0]["prio"][1]
-print("prio 1: backlog %d B, xoff_ports %d, pause_tx %d, pause_rx %d, tx_packets %d" %
-      (p["backlog"], p["xoff_ports"], p["pause_tx"], p["pause_rx"], p["tx_packets"]))
-sys.exit(0 if p["backlog"] >= 10000 and p["xoff_ports"] == 0 and p["pause_tx"] == 0 else 1)' || rc=1
+	# queued (a backlog of 10000 B or more), no port in XOFF, no XOFF sent
+	ip netns exec "$ns" "$T" -j qdisc show dev out0 | python3 "$HERE/security_check.py" queued-without-pfc 1 ||
+		rc=1
 	ip netns del "$ns"
 	ip netns del "$hn"
 	return "$rc"
@@ -387,10 +374,8 @@ ktap_result "netlink: an unprivileged user's dumps and gets during rdma link add
 # pause priority 3 at h2; then the writer is killed: its QP is destroyed with
 # the limiter's timer armed and the QP on the PFC waiting list.
 qps_of() {	# HOST: RC QP numbers of ib_write_bw on host HOST
-	fabric_in "$1" rdma -j res show qp link "h$1/1" | python3 -c '
-import json, sys
-print(" ".join(str(q["lqpn"]) for q in json.load(sys.stdin)
-               if q.get("type") == "RC" and q.get("comm") == "ib_write_bw"))'
+	fabric_in "$1" rdma -j res show qp link "h$1/1" |
+		python3 "$RXECC_TOP/lib/python/rxecc_show.py" qpns --type RC --comm ib_write_bw
 }
 no_perftest_qp() {	# HOST: no QP of ib_write_bw is left on host HOST
 	[[ $(fabric_in "$1" rdma res show qp link "h$1/1") != *ib_write_bw* ]]
@@ -487,15 +472,7 @@ short_datagrams() {
 		fabric_sw ip -6 route replace fd00:99::1/128 via "$(fabric_ip6 1)" || rc=1
 	snap 1:rx_drop_malformed 1:rx_drop_dgid
 	[ "$rc" -ne 0 ] || fabric_in 2 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-s.sendto(b"abcd", (sys.argv[1], 4791))
-s.sendto(bytes(40), (sys.argv[2], 4791))
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-# Record Route: type 7, length 7, pointer 4, one empty slot; then End of List
-s.setsockopt(socket.IPPROTO_IP, socket.IP_OPTIONS, bytes([7, 7, 4, 0, 0, 0, 0, 0]))
-s.sendto(b"abcd", (sys.argv[3], 4791))' "$(fabric_ip6 1)" fd00:99::1 "$(fabric_ip 1)" || rc=1
+		python3 "$HERE/udp_send.py" short "$(fabric_ip6 1)" fd00:99::1 "$(fabric_ip 1)" || rc=1
 	both_dropped() {
 		above 1:rx_drop_dgid "${FABRIC_C0[1:rx_drop_dgid]}" &&
 			above 1:rx_drop_malformed "$((${FABRIC_C0[1:rx_drop_malformed]} + 1))"

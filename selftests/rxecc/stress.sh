@@ -28,12 +28,7 @@ live_start() { verbs_live_start "$@"; }
 live_stop() { verbs_live_stop "$1"; }
 
 res_counts() {	# "qp Q cq C mr M pd P" of h1 (rdma res show)
-	rdma -j res show | python3 -c '
-import json, sys
-for d in json.load(sys.stdin):
-    if d.get("ifname") == sys.argv[1]:
-        r = d.get("resource", d)
-        print(" ".join(f"{k} {r[k]}" for k in ("qp", "cq", "mr", "pd")))' h1
+	rdma -j res show | python3 "$RXECC_TOP/lib/python/rxecc_show.py" res h1
 }
 
 # ---- QP churn ---------------------------------------------------------------------

@@ -41,19 +41,7 @@ verbs_fabric() {
 }
 
 verbs_summary() {
-	python3 - "$1" <<'EOF'
-import json, sys
-try:
-    j = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
-except (IndexError, ValueError, OSError):
-    print("no result"); sys.exit(1)
-s, c = j["server_checked"], j["client_checked"]
-bad = sum(x[k] for x in (s, c) for k in ("corrupt", "lost", "duplicated", "bad_completions"))
-ops = " ".join(f"{k} {v}" for k, v in j["by_op"].items())
-print(f"{j['messages_sent']} messages ({ops}), {s['bytes'] + c['bytes']} bytes verified, "
-      f"{bad} bad, all checked: {j['all_checked']}")
-sys.exit(0 if j["ok"] and bad == 0 and j["all_checked"] else 1)
-EOF
+	python3 "$RXECC_TOP/selftests/rxecc/verbs_check.py" summary "$1"
 }
 
 # verbs_server NAME PORT TIMEOUT [ADDR]: a server on h1 (on ADDR only, if
