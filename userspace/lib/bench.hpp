@@ -1,13 +1,25 @@
 // rdma_rxecc against stock rdma_rxe: the benchmark's samples and summary.
 //
-// A benchmark run leaves one perftest report per round, module and test:
-//   DIR/<round>/<module>/<test>.log     (module: "rxe" or "rxecc")
-// and may leave measurements of its own, one number each, lower is better:
-//   DIR/<round>/<module>/<test>.value   "VALUE UNIT WHAT..." (e.g. memory per QP)
-// The summary gives, per test, every round's value for each module, the
-// medians and the rxecc/rxe ratio of the medians.
+// A benchmark run leaves one result per trial, module and test:
+//   DIR/<trial>/<module>/<test>.log     a perftest report (its headline metric)
+//   DIR/<trial>/<module>/<test>.value   "VALUE UNIT WHAT...", a measurement of the
+//                                       bench's own where lower is better (CPU time
+//                                       per GB, memory per QP)
+//   DIR/<trial>/<module>/<test>.rate    the same where higher is better (fio's MB/s)
+// The modules are "rxe" (stock rdma_rxe), "rxecc" (rdma_rxecc as it loads, DCQCN
+// on) and "rxecc-nocc" (rdma_rxecc with DCQCN off). The trials are paired: within
+// one trial each test ran on every module back to back, so the ratio of two
+// modules' values in one trial shares that moment's load on the machine.
+//
+// The summary gives, per test, each module's values, median and best, and per
+// comparison (rxecc against rxe, and rxecc against rxecc-nocc: the cost of
+// DCQCN's hooks with no congestion) the ratio of the medians, the geometric
+// mean of the per-trial ratios with its 95 % confidence interval (Student's t
+// on the logarithms), Wilcoxon's signed-rank p-value, and whether a 10 %
+// difference is shown, ruled out or not yet decided.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
@@ -19,10 +31,45 @@
 namespace rxecc::bench {
 
 struct Sample {
-    std::string round;
+    std::string trial;
     std::string module;
     std::string test;
-    perftest::Metric metric;
+    perftest::Metric metric;  // kind bandwidth: higher is better
+};
+
+// The difference the bench is to tell: 10 %.
+inline constexpr double kResolution = 1.10;
+
+// What the trials say about a 10 % difference between two modules.
+enum class Verdict {
+    too_few,    // fewer than 3 paired trials
+    better,     // the interval lies above 1 (higher is better) or below it
+    worse,      // the opposite
+    within_10,  // the interval lies inside [1/1.1, 1.1]: a 10 % difference ruled out
+    undecided,  // neither: more trials needed
+};
+
+[[nodiscard]] const char* verdict_name(Verdict v);
+
+struct Comparison {
+    std::string module;    // e.g. "rxecc"
+    std::string baseline;  // e.g. "rxe"
+    std::size_t pairs{};   // trials with a value of both
+    double ratio_of_medians{};
+    double geo_ratio{};  // exp(mean(log(module / baseline))) over the pairs
+    double ci_low{};     // its 95 % confidence interval
+    double ci_high{};
+    double p_value{};  // Wilcoxon signed-rank, two-sided
+    // Trials for an interval of +-5 % (a 10 % difference then shows or is
+    // ruled out), from the spread seen; 0 with fewer than 2 pairs.
+    std::size_t trials_for_5pct{};
+    Verdict verdict{Verdict::too_few};
+};
+
+struct Series {
+    std::map<std::string, double> by_trial;
+    double median{};
+    double best{};  // highest or lowest, as the metric goes
 };
 
 struct Row {
@@ -30,26 +77,28 @@ struct Row {
     std::string column;
     std::string unit;
     bool higher_is_better{};
-    std::vector<double> rxe;    // one value per round, in round order
-    std::vector<double> rxecc;  // likewise
-    double rxe_median{};
-    double rxecc_median{};
-    double ratio{};  // rxecc_median / rxe_median
+    std::map<std::string, Series> modules;  // "rxe", "rxecc", "rxecc-nocc"
+    std::vector<Comparison> comparisons;
 };
 
-// Read every report under `dir`. Reports without a result table are listed
-// in `errors` (path: reason) and left out.
+// Read every result under `dir`. Files without a result are listed in
+// `errors` (path: reason) and left out.
 [[nodiscard]] std::vector<Sample> collect(const std::filesystem::path& dir,
                                           std::vector<std::string>& errors);
 
-// One row per test that has at least one sample of each module, sorted by
-// test name. Tests measured for one module only are listed in `errors`.
+// One row per test that has at least one sample of rxe and of rxecc, sorted by
+// test name. Tests measured for one of them only, and unknown modules, are
+// listed in `errors`.
 [[nodiscard]] std::vector<Row> summarize(const std::vector<Sample>& samples,
                                          std::vector<std::string>& errors);
 
+// The comparison of `module` against `baseline` over the trials both have.
+[[nodiscard]] Comparison compare(const Series& module, const Series& baseline,
+                                 bool higher_is_better);
+
 [[nodiscard]] nlohmann::json to_json(const std::vector<Row>& rows);
 
-// An aligned table for the terminal.
+// Aligned tables for the terminal: rxecc against rxe, then the hooks' cost.
 [[nodiscard]] std::string to_text(const std::vector<Row>& rows);
 
 }  // namespace rxecc::bench

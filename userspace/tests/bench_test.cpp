@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -47,7 +48,7 @@ class BenchDir : public ::testing::Test {
 
 }  // namespace
 
-TEST_F(BenchDir, MediansAndRatio) {
+TEST_F(BenchDir, MediansBestAndRatio) {
     bw("1", "rxe", 10.0);
     bw("2", "rxe", 30.0);
     bw("3", "rxe", 20.0);
@@ -65,24 +66,130 @@ TEST_F(BenchDir, MediansAndRatio) {
     const auto& l = rows[0];  // sorted by test name: ib_send_lat, ib_write_bw
     EXPECT_EQ(l.test, "ib_send_lat");
     EXPECT_FALSE(l.higher_is_better);
-    EXPECT_DOUBLE_EQ(l.ratio, 50.0 / 40.0);
+    ASSERT_EQ(l.comparisons.size(), 1U);  // no rxecc-nocc: rxecc against rxe only
+    EXPECT_DOUBLE_EQ(l.comparisons[0].ratio_of_medians, 50.0 / 40.0);
+    EXPECT_EQ(l.comparisons[0].verdict, rxecc::bench::Verdict::too_few);
 
     const auto& w = rows[1];
     EXPECT_EQ(w.test, "ib_write_bw");
     EXPECT_TRUE(w.higher_is_better);
     EXPECT_EQ(w.unit, "MB/sec");
-    EXPECT_EQ(w.rxe, (std::vector<double>{10.0, 30.0, 20.0}));
-    EXPECT_DOUBLE_EQ(w.rxe_median, 20.0);
-    EXPECT_DOUBLE_EQ(w.rxecc_median, 21.0);
-    EXPECT_DOUBLE_EQ(w.ratio, 21.0 / 20.0);
+    const auto& rxe = w.modules.at("rxe");
+    EXPECT_EQ(rxe.by_trial.size(), 3U);
+    EXPECT_DOUBLE_EQ(rxe.by_trial.at("2"), 30.0);
+    EXPECT_DOUBLE_EQ(rxe.median, 20.0);
+    EXPECT_DOUBLE_EQ(rxe.best, 30.0);  // bandwidth: the highest
+    EXPECT_DOUBLE_EQ(w.modules.at("rxecc").median, 21.0);
+    EXPECT_DOUBLE_EQ(w.modules.at("rxecc").best, 22.0);
+    const auto& c = w.comparisons.at(0);
+    EXPECT_EQ(c.module, "rxecc");
+    EXPECT_EQ(c.baseline, "rxe");
+    EXPECT_EQ(c.pairs, 3U);
+    EXPECT_DOUBLE_EQ(c.ratio_of_medians, 21.0 / 20.0);
+    // the geometric mean of 2.2, 0.6 and 1.05
+    EXPECT_NEAR(c.geo_ratio, std::cbrt(2.2 * 0.6 * 1.05), 1e-12);
+    EXPECT_LT(c.ci_low, 1.0);
+    EXPECT_GT(c.ci_high, 1.0);
+    EXPECT_EQ(c.verdict, rxecc::bench::Verdict::undecided);
 
     const auto j = rxecc::bench::to_json(rows);
-    EXPECT_DOUBLE_EQ(j["tests"]["ib_write_bw"]["ratio_rxecc_over_rxe"].get<double>(), 1.05);
-    EXPECT_EQ(j["tests"]["ib_write_bw"]["rxecc"].size(), 3U);
+    const auto& jw = j["tests"]["ib_write_bw"];
+    EXPECT_DOUBLE_EQ(jw["comparisons"][0]["ratio_of_medians"].get<double>(), 1.05);
+    EXPECT_EQ(jw["comparisons"][0]["verdict"], "undecided");
+    EXPECT_EQ(jw["modules"]["rxecc"]["by_trial"].size(), 3U);
+    EXPECT_DOUBLE_EQ(jw["modules"]["rxe"]["best"].get<double>(), 30.0);
 
     const auto text = rxecc::bench::to_text(rows);
     EXPECT_NE(text.find("ib_write_bw"), std::string::npos);
     EXPECT_NE(text.find("1.050"), std::string::npos);
+    EXPECT_NE(text.find("20.00 (30.00)"), std::string::npos);
+}
+
+// Paired trials: a steady 20 % gain under load that moves both modules
+// together is shown, though the medians' ranges overlap.
+TEST_F(BenchDir, PairedGainShownThroughNoise) {
+    const std::vector<double> load{30.0, 60.0, 45.0, 80.0, 35.0, 70.0, 50.0, 40.0};
+    for (std::size_t i = 0; i < load.size(); ++i) {
+        const auto t = std::to_string(i + 1);
+        bw(t, "rxe", load[i]);
+        bw(t, "rxecc", load[i] * (i % 2 ? 1.18 : 1.22));
+    }
+    std::vector<std::string> errors;
+    const auto rows = rxecc::bench::summarize(rxecc::bench::collect(dir(), errors), errors);
+    ASSERT_EQ(rows.size(), 1U);
+    const auto& c = rows[0].comparisons.at(0);
+    EXPECT_EQ(c.verdict, rxecc::bench::Verdict::better);
+    EXPECT_GT(c.ci_low, 1.15);
+    EXPECT_LT(c.ci_high, 1.25);
+    EXPECT_NEAR(c.p_value, 2.0 / 256.0, 1e-12);  // all 8 pairs one way: exact
+    EXPECT_EQ(c.trials_for_5pct,
+              3U);  // t(2) sd / sqrt(3) is below ln 1.05, t(1) sd / sqrt(2) is not
+}
+
+// The same ratios for a latency: lower is better, so rxecc is worse.
+TEST_F(BenchDir, HigherLatencyIsWorse) {
+    for (int i = 1; i <= 6; ++i) {
+        lat(std::to_string(i), "rxe", 10.0 + i);
+        lat(std::to_string(i), "rxecc", (10.0 + i) * (i % 2 ? 1.3 : 1.4));
+    }
+    std::vector<std::string> errors;
+    const auto rows = rxecc::bench::summarize(rxecc::bench::collect(dir(), errors), errors);
+    ASSERT_EQ(rows.size(), 1U);
+    EXPECT_EQ(rows[0].comparisons.at(0).verdict, rxecc::bench::Verdict::worse);
+    EXPECT_DOUBLE_EQ(rows[0].modules.at("rxe").best, 11.0);  // latency: the lowest
+}
+
+// Ratios close to 1 with little spread rule a 10 % difference out.
+TEST_F(BenchDir, NoTenPercentDifference) {
+    const std::vector<double> r{1.01, 0.98, 1.02, 0.99, 1.00, 1.03, 0.97, 1.01};
+    for (std::size_t i = 0; i < r.size(); ++i) {
+        const auto t = std::to_string(i + 1);
+        bw(t, "rxe", 50.0 + static_cast<double>(i));
+        bw(t, "rxecc", (50.0 + static_cast<double>(i)) * r[i]);
+        bw(t, "rxecc-nocc", (50.0 + static_cast<double>(i)) * r[i]);
+    }
+    std::vector<std::string> errors;
+    const auto rows = rxecc::bench::summarize(rxecc::bench::collect(dir(), errors), errors);
+    EXPECT_TRUE(errors.empty());
+    ASSERT_EQ(rows.size(), 1U);
+    ASSERT_EQ(rows[0].comparisons.size(), 2U);
+    const auto& c = rows[0].comparisons[0];
+    EXPECT_EQ(c.verdict, rxecc::bench::Verdict::within_10);
+    EXPECT_GT(c.ci_low, 1.0 / 1.1);
+    EXPECT_LT(c.ci_high, 1.1);
+    // rxecc against itself with DCQCN off: every ratio 1, p 1
+    const auto& hooks = rows[0].comparisons[1];
+    EXPECT_EQ(hooks.baseline, "rxecc-nocc");
+    EXPECT_DOUBLE_EQ(hooks.geo_ratio, 1.0);
+    EXPECT_DOUBLE_EQ(hooks.p_value, 1.0);
+    EXPECT_EQ(hooks.verdict, rxecc::bench::Verdict::within_10);
+    EXPECT_NE(rxecc::bench::to_text(rows).find("DCQCN's hooks"), std::string::npos);
+}
+
+// Only the trials both modules have are paired.
+TEST_F(BenchDir, UnpairedTrialsAreLeftOut) {
+    bw("1", "rxe", 10.0);
+    bw("2", "rxe", 10.0);
+    bw("2", "rxecc", 12.0);
+    bw("3", "rxecc", 100.0);
+    std::vector<std::string> errors;
+    const auto rows = rxecc::bench::summarize(rxecc::bench::collect(dir(), errors), errors);
+    ASSERT_EQ(rows.size(), 1U);
+    const auto& c = rows[0].comparisons.at(0);
+    EXPECT_EQ(c.pairs, 1U);
+    EXPECT_NEAR(c.geo_ratio, 1.2, 1e-12);
+    EXPECT_EQ(c.trials_for_5pct, 0U);
+}
+
+TEST_F(BenchDir, UnknownModuleIsAnError) {
+    bw("1", "rxe", 10.0);
+    bw("1", "rxecc", 11.0);
+    bw("1", "mlx5", 99.0);
+    std::vector<std::string> errors;
+    const auto rows = rxecc::bench::summarize(rxecc::bench::collect(dir(), errors), errors);
+    EXPECT_EQ(rows.size(), 1U);
+    ASSERT_EQ(errors.size(), 1U);
+    EXPECT_NE(errors[0].find("mlx5"), std::string::npos);
 }
 
 TEST_F(BenchDir, OneSidedTestIsReported) {
@@ -128,7 +235,23 @@ TEST_F(BenchDir, OwnValues) {
     EXPECT_EQ(mem.column, "slab per QP");
     EXPECT_EQ(mem.unit, "B");
     EXPECT_FALSE(mem.higher_is_better);
-    EXPECT_DOUBLE_EQ(mem.ratio, 2.0);
+    EXPECT_DOUBLE_EQ(mem.comparisons.at(0).ratio_of_medians, 2.0);
+}
+
+// .rate files: the same, higher is better (fio's throughput).
+TEST_F(BenchDir, OwnRates) {
+    const auto d = dir() / "1";
+    fs::create_directories(d / "rxe");
+    fs::create_directories(d / "rxecc");
+    std::ofstream(d / "rxe" / "nvmf_seq.rate") << "20.5 MB/s fio sequential read\n";
+    std::ofstream(d / "rxecc" / "nvmf_seq.rate") << "41 MB/s fio sequential read\n";
+    std::vector<std::string> errors;
+    const auto rows = rxecc::bench::summarize(rxecc::bench::collect(dir(), errors), errors);
+    EXPECT_TRUE(errors.empty());
+    ASSERT_EQ(rows.size(), 1U);
+    EXPECT_TRUE(rows[0].higher_is_better);
+    EXPECT_EQ(rows[0].unit, "MB/s");
+    EXPECT_DOUBLE_EQ(rows[0].comparisons.at(0).ratio_of_medians, 2.0);
 }
 
 TEST_F(BenchDir, MalformedValueIsAnError) {
