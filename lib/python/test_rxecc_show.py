@@ -83,6 +83,8 @@ class QdiscDrops(unittest.TestCase):
     def test_sum(self):
         self.assertEqual(rs.qdisc_drops(self.Q), 43)
         self.assertEqual(rs.qdisc_drops([{"prio": [{"drops": 0}] * 8}]), 0)
+        # every priority counts, the last one too
+        self.assertEqual(rs.qdisc_drops([{"prio": [{"drops": 0}] * 7 + [{"drops": 5}]}]), 5)
 
     def test_the_command_line(self):
         r = run("qdisc-drops", stdin=self.Q)

@@ -57,7 +57,8 @@ veth_up d0 10.0.0.1/24 || { ktap_fail "a veth pair"; ktap_finished; }
 # "1: x0: pd 1 cq 2 qp 1 cm_id 0 mr 0 ctx 0": what x0 holds.
 resources() { rdma resource show | grep " $1: " | sed 's/^[0-9]*: //'; }
 # json_sum FILE: fault_inject.py's rows, a line each and the faults in all;
-# fails unless every operation passed injection points and had faults.
+# fails unless every operation passed injection points and had faults (its
+# status read through PIPESTATUS: the tee after it would hide it).
 json_sum() { python3 "$HERE/fault_check.py" summary "$1"; }
 
 # From here to the end of the traffic test allocations fail on purpose; the
@@ -69,7 +70,8 @@ link_faults() {
 	local rc=0
 	timeout 1800 python3 "$HERE/fault_inject.py" link d0 >"$LOGDIR/link.json" 2>"$LOGDIR/link.err" || rc=1
 	cat "$LOGDIR/link.err"
-	json_sum "$LOGDIR/link.json" | tee -a "$VERBS_SUMMARY" || rc=1
+	json_sum "$LOGDIR/link.json" | tee -a "$VERBS_SUMMARY"
+	[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 	[ -z "$(ls /sys/class/infiniband)" ] || { echo "left behind: $(ls /sys/class/infiniband)"; rc=1; }
 	return "$rc"
 }
@@ -81,7 +83,8 @@ verbs_faults() {
 	before=$(resources x0)
 	timeout 1800 python3 "$HERE/fault_inject.py" verbs x0 "$g" >"$LOGDIR/verbs.json" 2>"$LOGDIR/verbs.err" || rc=1
 	cat "$LOGDIR/verbs.err"
-	json_sum "$LOGDIR/verbs.json" | tee -a "$VERBS_SUMMARY" || rc=1
+	json_sum "$LOGDIR/verbs.json" | tee -a "$VERBS_SUMMARY"
+	[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 	after=$(resources x0)
 	echo "x0 before: $before; after: $after"
 	[ "$before" = "$after" ] || rc=1
@@ -99,7 +102,8 @@ config_faults() {
 	timeout 1800 python3 "$HERE/fault_inject.py" config x0 d0 >"$LOGDIR/config.json" \
 		2>"$LOGDIR/config.err" || rc=1
 	cat "$LOGDIR/config.err"
-	json_sum "$LOGDIR/config.json" | tee -a "$VERBS_SUMMARY" || rc=1
+	json_sum "$LOGDIR/config.json" | tee -a "$VERBS_SUMMARY"
+	[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 	rdma link delete x0 || rc=1
 	return "$rc"
 }

@@ -197,7 +197,9 @@ pfc_enabled_only() {	# h1 has PFC on priority 3 only
 	# XOFF for every priority but 3, then XOFF for 3 (then XON); the
 	# expectation, printed before anything is sent, goes to the file
 	fabric_sw python3 "$HERE/roce_fuzz.py" pfc-enabled swp1 >"$LOGDIR/pfc-enabled.json" || rc=1
-	sleep 0.5
+	# (the counters were read 0.9 s after the frames when a python3 start
+	# came first: keep that settle time)
+	sleep 1
 	check_expect "$LOGDIR/pfc-enabled.json" || rc=1
 	fabric_dcqcn 1 set pfc_enable none
 	return "$rc"

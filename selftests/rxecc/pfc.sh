@@ -80,10 +80,12 @@ bad_config() {
 	fabric_sw "$T" qdisc show dev swp1 >/dev/null 2>&1
 	[ $? -eq 3 ] || { echo "a refused add left a qdisc behind"; ok=1; }
 	fabric_sw "$T" qdisc add dev swp1 rate 100 pfc 0x08 || return 1
-	before=$(fabric_sw "$T" -j qdisc show dev swp1 | python3 "$HERE/pfc_check.py" config)
+	before=$(fabric_sw "$T" -j qdisc show dev swp1 | python3 "$HERE/pfc_check.py" config) ||
+		{ echo "the qdisc's configuration could not be read"; ok=1; }
 	check "prio 3: xon 40000 above xoff" change dev swp1 prio 3 xon 40KB xoff 30KB
 	check "quanta" change dev swp1 quanta 0
-	after=$(fabric_sw "$T" -j qdisc show dev swp1 | python3 "$HERE/pfc_check.py" config)
+	after=$(fabric_sw "$T" -j qdisc show dev swp1 | python3 "$HERE/pfc_check.py" config) ||
+		{ echo "the qdisc's configuration could not be read after the changes"; ok=1; }
 	[ "$before" = "$after" ] || { echo "a refused change changed the qdisc"; ok=1; }
 	return "$ok"
 }

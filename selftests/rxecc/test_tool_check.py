@@ -144,6 +144,8 @@ class RtsQp(unittest.TestCase):
         gsi = dict(self.QP, qpn=1, type="GSI", dest_qpn=0)
         self.assertEqual(tc.rts_qp([gsi, self.QP]), 17)
         self.assertEqual(run("rts-qp", stdin=json.dumps([gsi, self.QP])), (0, "17\n"))
+        # two that qualify: the first
+        self.assertEqual(tc.rts_qp([self.QP, dict(self.QP, qpn=19)]), 17)
 
     def test_each_condition_unmet(self):
         for k, v in (("type", "UD"), ("state", "RTR"), ("dest_qpn", 0), ("rate_kbps", 5000000),
