@@ -26,8 +26,6 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 2> kComparis
     {"rxecc", "rxecc-nocc"},
 }};
 constexpr std::size_t kMinPairs = 3;
-// The interval's half-width that tells a 10 % difference: 5 %.
-constexpr double kHalfWidth = 1.05;
 
 std::string fixed(double v, int digits) {
     std::ostringstream s;
@@ -53,10 +51,11 @@ bool known_module(const std::string& m) {
     return std::find(kModules.begin(), kModules.end(), m) != kModules.end();
 }
 
-// Trials for a 95 % interval of +-5 % when the logarithms of the ratios
-// spread by `sd`: the smallest n with t(n-1) sd / sqrt(n) <= ln 1.05.
+// Trials for a 95 % interval of half-width ln(1.1) / 2 when the logarithms
+// of the ratios spread by `sd`: the smallest n with t(n-1) sd / sqrt(n) <=
+// ln(1.1) / 2.
 std::size_t trials_for(double sd) {
-    const double target = std::log(kHalfWidth);
+    const double target = std::log(kResolution) / 2.0;
     for (std::size_t n = 2; n < 100000; ++n) {
         if (stats::t975(n - 1) * sd / std::sqrt(static_cast<double>(n)) <= target) return n;
     }
@@ -140,12 +139,13 @@ Comparison compare(const Series& module, const Series& baseline, bool higher_is_
         stats::t975(logs.size() - 1) * sd / std::sqrt(static_cast<double>(logs.size()));
     c.ci_low = std::exp(m - half);
     c.ci_high = std::exp(m + half);
-    c.trials_for_5pct = trials_for(sd);
+    c.trials_to_tell = trials_for(sd);
+    c.under_10 = c.ci_low >= 1.0 / kResolution && c.ci_high <= kResolution;
     if (c.pairs < kMinPairs) return c;
     if (c.ci_low > 1.0 || c.ci_high < 1.0) {
         const bool up = c.ci_low > 1.0;
         c.verdict = up == higher_is_better ? Verdict::better : Verdict::worse;
-    } else if (c.ci_low >= 1.0 / kResolution && c.ci_high <= kResolution) {
+    } else if (c.under_10) {
         c.verdict = Verdict::within_10;
     } else {
         c.verdict = Verdict::undecided;
@@ -169,10 +169,6 @@ std::vector<Row> summarize(const std::vector<Sample>& samples, std::vector<std::
     }
     std::vector<Row> rows;
     for (auto& [test, row] : by_test) {
-        if (!row.modules.contains("rxe") || !row.modules.contains("rxecc")) {
-            errors.push_back(test + ": needs samples of both rxe and rxecc");
-            continue;
-        }
         for (auto& [name, series] : row.modules) {
             std::vector<double> values;
             for (const auto& [trial, v] : series.by_trial) values.push_back(v);
@@ -189,6 +185,10 @@ std::vector<Row> summarize(const std::vector<Sample>& samples, std::vector<std::
             c.baseline = baseline;
             row.comparisons.push_back(c);
         }
+        if (row.comparisons.empty()) {
+            errors.push_back(test + ": needs samples of rxecc and of rxe or rxecc-nocc");
+            continue;
+        }
         rows.push_back(row);
     }
     return rows;
@@ -203,17 +203,19 @@ nlohmann::json to_json(const std::vector<Row>& rows) {
         }
         nlohmann::json comparisons = nlohmann::json::array();
         for (const auto& c : r.comparisons) {
-            comparisons.push_back({
-                {"module", c.module},
-                {"baseline", c.baseline},
-                {"pairs", c.pairs},
-                {"ratio_of_medians", c.ratio_of_medians},
-                {"geo_ratio", c.geo_ratio},
-                {"ci95", {c.ci_low, c.ci_high}},
-                {"wilcoxon_p", c.p_value},
-                {"trials_for_5pct", c.trials_for_5pct},
-                {"verdict", verdict_name(c.verdict)},
-            });
+            nlohmann::json j = {
+                {"module", c.module},        {"baseline", c.baseline},
+                {"pairs", c.pairs},          {"ratio_of_medians", c.ratio_of_medians},
+                {"geo_ratio", nullptr},      {"ci95", nullptr},
+                {"wilcoxon_p", c.p_value},   {"trials_to_tell_10pct", nullptr},
+                {"under_10pct", c.under_10}, {"verdict", verdict_name(c.verdict)},
+            };
+            if (c.pairs >= 1) j["geo_ratio"] = c.geo_ratio;
+            if (c.pairs >= 2) {
+                j["ci95"] = {c.ci_low, c.ci_high};
+                j["trials_to_tell_10pct"] = c.trials_to_tell;
+            }
+            comparisons.push_back(j);
         }
         tests[r.test] = {
             {"metric", r.column},
@@ -250,22 +252,34 @@ std::string series_cell(const Row& r, const std::string& module) {
     return fixed(s->second.median, 2) + " (" + fixed(s->second.best, 2) + ")";
 }
 
+// One line of the table for comparison `c` of row `r`.
+std::vector<std::string> table_line(const Row& r, const Comparison& c) {
+    const std::string ci = c.pairs >= 2 ? fixed(c.ci_low, 3) + "-" + fixed(c.ci_high, 3) : "-";
+    std::string verdict = verdict_name(c.verdict);
+    if (c.under_10 && (c.verdict == Verdict::better || c.verdict == Verdict::worse)) {
+        verdict += ", under 10 %";
+    }
+    return {r.test,
+            r.unit + (r.higher_is_better ? " ^" : " v"),
+            series_cell(r, c.baseline),
+            series_cell(r, c.module),
+            fixed(c.ratio_of_medians, 3),
+            c.pairs >= 1 ? fixed(c.geo_ratio, 3) : "-",
+            ci,
+            c.pairs >= 1 ? fixed(c.p_value, 3) : "-",
+            std::to_string(c.pairs),
+            c.trials_to_tell > 0 ? std::to_string(c.trials_to_tell) : "-",
+            verdict};
+}
+
 std::string table(const std::vector<Row>& rows, std::string_view module,
                   std::string_view baseline) {
     std::vector<std::vector<std::string>> cells{{"test", "unit", std::string(baseline),
-                                                 std::string(module), "ratio", "95% CI", "p", "n",
-                                                 "for 5%", "verdict"}};
+                                                 std::string(module), "ratio", "geo", "95% CI", "p",
+                                                 "n", "to tell", "verdict"}};
     for (const auto& r : rows) {
         for (const auto& c : r.comparisons) {
-            if (c.module != module || c.baseline != baseline) continue;
-            const std::string ci =
-                c.pairs >= 2 ? fixed(c.ci_low, 3) + "-" + fixed(c.ci_high, 3) : "-";
-            cells.push_back({r.test, r.unit + (r.higher_is_better ? " ^" : " v"),
-                             series_cell(r, c.baseline), series_cell(r, c.module),
-                             fixed(c.ratio_of_medians, 3), ci, fixed(c.p_value, 3),
-                             std::to_string(c.pairs),
-                             c.trials_for_5pct ? std::to_string(c.trials_for_5pct) : "-",
-                             verdict_name(c.verdict)});
+            if (c.module == module && c.baseline == baseline) cells.push_back(table_line(r, c));
         }
     }
     if (cells.size() == 1) return "";

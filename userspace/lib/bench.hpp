@@ -15,8 +15,9 @@
 // comparison (rxecc against rxe, and rxecc against rxecc-nocc: the cost of
 // DCQCN's hooks with no congestion) the ratio of the medians, the geometric
 // mean of the per-trial ratios with its 95 % confidence interval (Student's t
-// on the logarithms), Wilcoxon's signed-rank p-value, and whether a 10 %
-// difference is shown, ruled out or not yet decided.
+// on the logarithms), Wilcoxon's signed-rank p-value on them, whether a
+// difference is shown (the interval excludes 1) or a 10 % difference ruled out,
+// and how many trials would tell a 10 % difference at the spread seen.
 #pragma once
 
 #include <cstddef>
@@ -43,9 +44,9 @@ inline constexpr double kResolution = 1.10;
 // What the trials say about a 10 % difference between two modules.
 enum class Verdict {
     too_few,    // fewer than 3 paired trials
-    better,     // the interval lies above 1 (higher is better) or below it
-    worse,      // the opposite
-    within_10,  // the interval lies inside [1/1.1, 1.1]: a 10 % difference ruled out
+    better,     // the interval excludes 1, on the metric's good side
+    worse,      // the interval excludes 1, on its bad side
+    within_10,  // the interval contains 1 and lies inside [1/1.1, 1.1]
     undecided,  // neither: more trials needed
 };
 
@@ -54,15 +55,19 @@ enum class Verdict {
 struct Comparison {
     std::string module;    // e.g. "rxecc"
     std::string baseline;  // e.g. "rxe"
-    std::size_t pairs{};   // trials with a value of both
+    std::size_t pairs{};   // trials with a positive value of both
     double ratio_of_medians{};
-    double geo_ratio{};  // exp(mean(log(module / baseline))) over the pairs
-    double ci_low{};     // its 95 % confidence interval
+    double geo_ratio{};  // exp(mean(log(module / baseline))) over the pairs; 0 with none
+    double ci_low{};     // its 95 % confidence interval; 0 and 0 with fewer than 2 pairs
     double ci_high{};
-    double p_value{};  // Wilcoxon signed-rank, two-sided
-    // Trials for an interval of +-5 % (a 10 % difference then shows or is
-    // ruled out), from the spread seen; 0 with fewer than 2 pairs.
-    std::size_t trials_for_5pct{};
+    double p_value{1.0};  // Wilcoxon signed-rank on the log ratios, two-sided; 1 with none
+    // Trials for an interval of half-width ln(1.1) / 2, from the spread
+    // seen: one such either excludes 1 or lies inside [1/1.1, 1.1], so a 10 %
+    // difference shows or is ruled out. 0 with fewer than 2 pairs.
+    std::size_t trials_to_tell{};
+    // The interval lies inside [1/1.1, 1.1] (with better or worse: a
+    // difference shown, and under 10 %).
+    bool under_10{};
     Verdict verdict{Verdict::too_few};
 };
 
@@ -86,9 +91,9 @@ struct Row {
 [[nodiscard]] std::vector<Sample> collect(const std::filesystem::path& dir,
                                           std::vector<std::string>& errors);
 
-// One row per test that has at least one sample of rxe and of rxecc, sorted by
-// test name. Tests measured for one of them only, and unknown modules, are
-// listed in `errors`.
+// One row per test that has samples of at least one compared pair of modules
+// (rxecc and rxe, or rxecc and rxecc-nocc), sorted by test name. Other tests,
+// and unknown modules, are listed in `errors`.
 [[nodiscard]] std::vector<Row> summarize(const std::vector<Sample>& samples,
                                          std::vector<std::string>& errors);
 

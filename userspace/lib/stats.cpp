@@ -50,7 +50,7 @@ double t975(std::size_t df) {
     if (df <= kTable.size()) return kTable.at(df - 1);
     // Cornish-Fisher: the normal quantile corrected in powers of 1/df.
     constexpr double z = 1.959963984540054;
-    const double n = static_cast<double>(df);
+    const auto n = static_cast<double>(df);
     const double z3 = z * z * z;
     const double z5 = z3 * z * z;
     return z + (z3 + z) / (4.0 * n) + (5.0 * z5 + 16.0 * z3 + 3.0 * z) / (96.0 * n * n);

@@ -112,7 +112,7 @@ TEST_F(BenchDir, PairedGainShownThroughNoise) {
     for (std::size_t i = 0; i < load.size(); ++i) {
         const auto t = std::to_string(i + 1);
         bw(t, "rxe", load[i]);
-        bw(t, "rxecc", load[i] * (i % 2 ? 1.18 : 1.22));
+        bw(t, "rxecc", load[i] * (i % 2 == 1 ? 1.18 : 1.22));
     }
     std::vector<std::string> errors;
     const auto rows = rxecc::bench::summarize(rxecc::bench::collect(dir(), errors), errors);
@@ -122,15 +122,16 @@ TEST_F(BenchDir, PairedGainShownThroughNoise) {
     EXPECT_GT(c.ci_low, 1.15);
     EXPECT_LT(c.ci_high, 1.25);
     EXPECT_NEAR(c.p_value, 2.0 / 256.0, 1e-12);  // all 8 pairs one way: exact
-    EXPECT_EQ(c.trials_for_5pct,
-              3U);  // t(2) sd / sqrt(3) is below ln 1.05, t(1) sd / sqrt(2) is not
+    // sd 0.0179: t(2) sd / sqrt(3) = 0.044 is below ln(1.1) / 2 = 0.048, t(1) sd / sqrt(2) is not
+    EXPECT_EQ(c.trials_to_tell, 3U);
+    EXPECT_FALSE(c.under_10);  // 1.18-1.22: above 1.1
 }
 
 // The same ratios for a latency: lower is better, so rxecc is worse.
 TEST_F(BenchDir, HigherLatencyIsWorse) {
     for (int i = 1; i <= 6; ++i) {
         lat(std::to_string(i), "rxe", 10.0 + i);
-        lat(std::to_string(i), "rxecc", (10.0 + i) * (i % 2 ? 1.3 : 1.4));
+        lat(std::to_string(i), "rxecc", (10.0 + i) * (i % 2 == 1 ? 1.3 : 1.4));
     }
     std::vector<std::string> errors;
     const auto rows = rxecc::bench::summarize(rxecc::bench::collect(dir(), errors), errors);
@@ -178,7 +179,55 @@ TEST_F(BenchDir, UnpairedTrialsAreLeftOut) {
     const auto& c = rows[0].comparisons.at(0);
     EXPECT_EQ(c.pairs, 1U);
     EXPECT_NEAR(c.geo_ratio, 1.2, 1e-12);
-    EXPECT_EQ(c.trials_for_5pct, 0U);
+    EXPECT_EQ(c.trials_to_tell, 0U);
+    EXPECT_DOUBLE_EQ(c.p_value, 1.0);
+}
+
+// No pair at all: nothing to say, and the JSON says so with nulls.
+TEST_F(BenchDir, NoPairsNoFigures) {
+    bw("1", "rxe", 10.0);
+    bw("2", "rxecc", 12.0);
+    std::vector<std::string> errors;
+    const auto rows = rxecc::bench::summarize(rxecc::bench::collect(dir(), errors), errors);
+    ASSERT_EQ(rows.size(), 1U);
+    const auto& c = rows[0].comparisons.at(0);
+    EXPECT_EQ(c.pairs, 0U);
+    EXPECT_DOUBLE_EQ(c.p_value, 1.0);  // not 0: nothing is significant
+    const auto j = rxecc::bench::to_json(rows)["tests"]["ib_write_bw"]["comparisons"][0];
+    EXPECT_TRUE(j["geo_ratio"].is_null());
+    EXPECT_TRUE(j["ci95"].is_null());
+    EXPECT_TRUE(j["trials_to_tell_10pct"].is_null());
+}
+
+// A small shift shown with little spread: worse, and under 10 %.
+TEST_F(BenchDir, SmallDifferenceShown) {
+    const std::vector<double> r{1.02, 1.03, 1.01, 1.02, 1.03, 1.02};
+    for (std::size_t i = 0; i < r.size(); ++i) {
+        const auto t = std::to_string(i + 1);
+        lat(t, "rxe", 20.0);
+        lat(t, "rxecc", 20.0 * r[i]);
+    }
+    std::vector<std::string> errors;
+    const auto rows = rxecc::bench::summarize(rxecc::bench::collect(dir(), errors), errors);
+    ASSERT_EQ(rows.size(), 1U);
+    const auto& c = rows[0].comparisons.at(0);
+    EXPECT_EQ(c.verdict, rxecc::bench::Verdict::worse);
+    EXPECT_TRUE(c.under_10);
+    EXPECT_NE(rxecc::bench::to_text(rows).find("rxecc worse, under 10 %"), std::string::npos);
+}
+
+// Without rxe, the hooks' comparison alone is still a report.
+TEST_F(BenchDir, HooksAloneAreAReport) {
+    for (int i = 1; i <= 3; ++i) {
+        bw(std::to_string(i), "rxecc", 20.0);
+        bw(std::to_string(i), "rxecc-nocc", 20.0);
+    }
+    std::vector<std::string> errors;
+    const auto rows = rxecc::bench::summarize(rxecc::bench::collect(dir(), errors), errors);
+    EXPECT_TRUE(errors.empty());
+    ASSERT_EQ(rows.size(), 1U);
+    ASSERT_EQ(rows[0].comparisons.size(), 1U);
+    EXPECT_EQ(rows[0].comparisons[0].baseline, "rxecc-nocc");
 }
 
 TEST_F(BenchDir, UnknownModuleIsAnError) {
