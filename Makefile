@@ -13,6 +13,7 @@
 #                   that cannot cut, no PFC at the switch, no watchdog, one ECMP uplink) and
 #                   each scenario unbroken; docs/lab.md (not in check: about 20 minutes)
 #   make bench      rdma_rxecc against stock rdma_rxe in one guest boot (ratios, JSON)
+#   make profile    one trial of the bench with perf around every client: out/profile/profile.md
 #   make soak       the congestion workload for SOAK_TIME s (default 600), reports what grew (not in check)
 #   make lint       W=1 + sparse build, checkpatch, clang-format, clang-tidy, shellcheck,
 #                   pyflakes (all but clang-tidy also in check)
@@ -56,7 +57,7 @@ OUT        ?= $(TOP)/out
 DESTDIR    ?=
 export KSRC KVER
 
-.PHONY: all deps derive module userspace check check-host check-guest bench demo lab-mutants soak \
+.PHONY: all deps derive module userspace check check-host check-guest bench profile demo lab-mutants soak \
 	shell install uninstall deb check-packages clean distclean lint kernel-debug check-debug
 
 all: module userspace
@@ -100,6 +101,11 @@ check-debug: deps
 bench: deps
 	@$(MAKE) --no-print-directory all
 	@$(TOP)/ci/bench.sh $(OUT)
+
+# One trial of the bench with every client under perf: out/profile/profile.md.
+profile: deps
+	@$(MAKE) --no-print-directory all
+	@PERF=1 TRIALS=$(or $(TRIALS),1) $(TOP)/ci/bench.sh $(OUT)/profile
 
 # The lab's variables, passed to ci/demo.sh only when given on make's command
 # line (make would take an exported SENDERS or RATE from the environment).
