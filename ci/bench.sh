@@ -3,7 +3,7 @@
 # interleaved per test (ci/guest/bench.sh), then per test the medians, the
 # best, the rxecc/rxe ratio with its 95 % confidence interval and a paired
 # test, printed and written to OUT/bench.json (OUT defaults to ./out).
-#   TRIALS (default 10), CASES (default: all, see ci/guest/bench.sh), MODULES
+#   TRIALS (default 10; ROUNDS, its old name, is read as it), CASES (default: all, see ci/guest/bench.sh), MODULES
 #   (rxe rxecc rxecc-nocc), BW_ITERS (1500 messages of 64 KiB), LAT_ITERS
 #   (5000), Q64_MIB (64), NVMF_TIME (3 s per fio run), QP_MEMORY_QPS (256),
 #   QP_MEMORY_TRIALS (3) tune the run. PERF=1 (make profile, which passes
@@ -13,7 +13,8 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$top/out}
 mkdir -p "$out"
-trials=${TRIALS:-10}
+# (ROUNDS: the bench's name for its repetitions before 2026-12-07)
+trials=${TRIALS:-${ROUNDS:-10}}
 vars=(TRIALS="$trials" CASES="${CASES:-}" MODULES="${MODULES:-}" BW_ITERS="${BW_ITERS:-1500}"
 	LAT_ITERS="${LAT_ITERS:-5000}" Q64_MIB="${Q64_MIB:-64}" NVMF_TIME="${NVMF_TIME:-3}"
 	QP_MEMORY_QPS="${QP_MEMORY_QPS:-256}" QP_MEMORY_TRIALS="${QP_MEMORY_TRIALS:-3}"

@@ -69,9 +69,9 @@ const char* verdict_name(Verdict v) {
         case Verdict::too_few:
             return "too few trials";
         case Verdict::better:
-            return "rxecc better";
+            return "better";
         case Verdict::worse:
-            return "rxecc worse";
+            return "worse";
         case Verdict::within_10:
             return "within 10 %";
         case Verdict::undecided:
