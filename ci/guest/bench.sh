@@ -58,10 +58,7 @@ LOADED= # the module loaded and its devices made: rxe, rxecc or rxecc-nocc
 cleanup() {
 	nvmf_down
 	modules_unload >/dev/null 2>&1
-	local p
-	for p in 10 11 12 13; do ip rule del pref "$p" 2>/dev/null; done
-	ip rule show | grep -q '^0:.*lookup local' || ip rule add pref 0 lookup local 2>/dev/null
-	ip rule del pref 100 lookup local 2>/dev/null
+	local_pair_unroute
 	ip netns del "$SW_NS" 2>/dev/null
 }
 trap cleanup EXIT
@@ -71,9 +68,7 @@ mac_of() { cat "/sys/class/net/$1/address"; }
 # two_hosts_up: veths ba (A_IP) and bb (B_IP) in this namespace, their peers
 # swp1 and swp2 in the switch namespace, which forwards between them; what
 # this namespace sends from one to the other goes out through the switch
-# (rules before the local table for what this machine sends, iif lo, and for
-# lookups bound to the veth, as rdma_cm makes), and what arrives from a local
-# source is taken (accept_local).
+# (local_pair_routes).
 two_hosts_up() {
 	ip netns add "$SW_NS" || return 1
 	ip netns exec "$SW_NS" sysctl -qw net.ipv4.ip_forward=1 || return 1
@@ -108,15 +103,7 @@ two_hosts_up() {
 	# rdma_rxe, which then did not end in 30 s. The bench measures a
 	# lossless path; losses are the selftests' subject.
 	sysctl -qw net.core.netdev_max_backlog=65536 || return 1
-	sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.ba.rp_filter=0 net.ipv4.conf.bb.rp_filter=0 \
-		net.ipv4.conf.ba.accept_local=1 net.ipv4.conf.bb.accept_local=1 || return 1
-	ip route add "$B_IP" via "${A_IP%.1}.254" dev ba src "$A_IP" table 101 || return 1
-	ip route add "$A_IP" via "${B_IP%.1}.254" dev bb src "$B_IP" table 102 || return 1
-	ip rule add pref 10 to "$B_IP" iif lo lookup 101 || return 1
-	ip rule add pref 11 to "$A_IP" iif lo lookup 102 || return 1
-	ip rule add pref 12 to "$B_IP" oif ba lookup 101 || return 1
-	ip rule add pref 13 to "$A_IP" oif bb lookup 102 || return 1
-	ip rule add pref 100 lookup local && ip rule del pref 0 lookup local || return 1
+	local_pair_routes "$A_IP" ba "${A_IP%.1}.254" "$B_IP" bb "${B_IP%.1}.254" || return 1
 	local r
 	r=$(ip route get "$B_IP" from "$A_IP")
 	[[ $r == *" via ${A_IP%.1}.254 dev ba "* ]] || { echo "to $B_IP: $r"; return 1; }

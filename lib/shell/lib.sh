@@ -231,6 +231,40 @@ veth_up() {
 	ip link set "$1-p" up && ip link set "$1" up
 }
 
+# local_pair_routes A_IP A_DEV A_VIA B_IP B_DEV B_VIA: what this namespace
+# sends between two of its own addresses, A_IP on A_DEV and B_IP on B_DEV,
+# goes out through A_DEV (to A_VIA, or straight to B_IP when A_VIA is
+# empty) and B_DEV, instead of through the loopback: routes in tables 101
+# and 102, rules 10-13 before the local table (for what this machine sends,
+# iif lo, and for lookups bound to the device, as rdma_cm makes: it checks
+# that a request's source is reached through the device it arrived on), the
+# local table moved from rule 0 to rule 100 (what arrives still finds it),
+# and accept_local for packets that arrive from a local source. For two RDMA
+# devices in one namespace, as the kernel's ULPs (NVMe over Fabrics) and
+# Linux 6.1's rdma_rxe need. local_pair_unroute undoes it.
+local_pair_routes() {
+	local a=$1 adev=$2 avia=$3 b=$4 bdev=$5 bvia=$6
+	sysctl -qw net.ipv4.conf.all.rp_filter=0 "net.ipv4.conf.$adev.rp_filter=0" \
+		"net.ipv4.conf.$bdev.rp_filter=0" "net.ipv4.conf.$adev.accept_local=1" \
+		"net.ipv4.conf.$bdev.accept_local=1" || return 1
+	ip route add "$b" ${avia:+via "$avia"} dev "$adev" src "$a" table 101 || return 1
+	ip route add "$a" ${bvia:+via "$bvia"} dev "$bdev" src "$b" table 102 || return 1
+	ip rule add pref 10 to "$b" iif lo lookup 101 || return 1
+	ip rule add pref 11 to "$a" iif lo lookup 102 || return 1
+	ip rule add pref 12 to "$b" oif "$adev" lookup 101 || return 1
+	ip rule add pref 13 to "$a" oif "$bdev" lookup 102 || return 1
+	ip rule add pref 100 lookup local && ip rule del pref 0 lookup local
+}
+local_pair_unroute() {
+	local p
+	for p in 10 11 12 13; do ip rule del pref "$p" 2>/dev/null; done
+	ip rule show | grep -q '^0:.*lookup local' || ip rule add pref 0 lookup local 2>/dev/null
+	ip rule del pref 100 lookup local 2>/dev/null
+	ip route flush table 101 2>/dev/null
+	ip route flush table 102 2>/dev/null
+	return 0
+}
+
 # rdma_link_add NAME TYPE NETDEV: create the device and wait until it is ACTIVE.
 rdma_link_add() {
 	rdma link add "$1" type "$2" netdev "$3" || return 1

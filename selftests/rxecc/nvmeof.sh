@@ -42,10 +42,7 @@ cleanup() {
 	[ ! -d "$SUBSYS/namespaces/1" ] || echo 0 >"$SUBSYS/namespaces/1/enable" 2>/dev/null
 	rmdir "$SUBSYS/namespaces/1" "$SUBSYS" "$PORTDIR" 2>/dev/null
 	rm -rf "$WORK"
-	local p
-	for p in 10 11 12 13; do ip rule del pref "$p" 2>/dev/null; done
-	ip rule show | grep -q '^0:.*lookup local' || ip rule add pref 0 lookup local 2>/dev/null
-	ip rule del pref 100 lookup local 2>/dev/null
+	local_pair_unroute
 	ip link del "$HOST_NET" 2>/dev/null
 }
 trap cleanup EXIT
@@ -67,22 +64,9 @@ setup_devices() {
 	ip link add "$HOST_NET" type veth peer name "$TGT_NET" || return 1
 	ip addr add "$HOST_IP/32" dev "$HOST_NET" && ip addr add "$TGT_IP/32" dev "$TGT_NET" || return 1
 	ip link set "$HOST_NET" up && ip link set "$TGT_NET" up || return 1
-	sysctl -qw net.ipv4.conf.all.rp_filter=0 \
-		"net.ipv4.conf.$HOST_NET.rp_filter=0" "net.ipv4.conf.$TGT_NET.rp_filter=0" \
-		"net.ipv4.conf.$HOST_NET.accept_local=1" "net.ipv4.conf.$TGT_NET.accept_local=1" || return 1
 	ip neigh replace "$TGT_IP" lladdr "$(mac_of "$TGT_NET")" dev "$HOST_NET" nud permanent || return 1
 	ip neigh replace "$HOST_IP" lladdr "$(mac_of "$HOST_NET")" dev "$TGT_NET" nud permanent || return 1
-	ip route add "$TGT_IP" dev "$HOST_NET" src "$HOST_IP" table 101 || return 1
-	ip route add "$HOST_IP" dev "$TGT_NET" src "$TGT_IP" table 102 || return 1
-	# What this machine sends (iif lo), and lookups bound to the veth end
-	# (rdma_cm checks that a connection request's source is reached
-	# through the device it arrived on); what arrives still finds the
-	# local table.
-	ip rule add pref 10 to "$TGT_IP" iif lo lookup 101 || return 1
-	ip rule add pref 11 to "$HOST_IP" iif lo lookup 102 || return 1
-	ip rule add pref 12 to "$TGT_IP" oif "$HOST_NET" lookup 101 || return 1
-	ip rule add pref 13 to "$HOST_IP" oif "$TGT_NET" lookup 102 || return 1
-	ip rule add pref 100 lookup local && ip rule del pref 0 lookup local || return 1
+	local_pair_routes "$HOST_IP" "$HOST_NET" "" "$TGT_IP" "$TGT_NET" "" || return 1
 	ip rule show
 	route_via "$TGT_IP" "$HOST_NET" && route_via "$HOST_IP" "$TGT_NET" || return 1
 	rdma_link_add "$HOST_DEV" rxecc "$HOST_NET" && rdma_link_add "$TGT_DEV" rxecc "$TGT_NET" || return 1
