@@ -23,20 +23,42 @@ result() {	# result OK|FAIL DESC [LOG]
 	if [ "$1" != OK ] && [ -n "${3:-}" ]; then sed 's/^/# /' "$3" | head -n 40; fi
 }
 
+# The checks run side by side where they can (the sparse build is make -j;
+# checkpatch, shellcheck and pyflakes are one process each): about half a
+# minute less than one after another on two cores. Their results are printed
+# in a fixed order, each once it is known.
+
 # W=1 and sparse in one build, of a copy: the tree's modules, which the
 # guests load, stay as they are.
 stage=$logdir/mod
 "$top/ci/stage-modules.sh" "$stage" || { result FAIL "derive the rxe tree"; exit 1; }
-log="$logdir/kbuild.log"
-make -C "$kdir" M="$stage" W=1 C=2 -j"$(nproc)" modules >"$log" 2>&1
-rc=$?
-if [ $rc -eq 0 ] && ! grep -qE 'warning:|error:' "$log"; then
-	result OK "rdma_rxecc and sch_pfc build with W=1 and sparse (C=2) without a warning"
-else
-	grep -E 'warning:|error:' "$log" > "$log.warn"
-	result FAIL "rdma_rxecc and sch_pfc build with W=1 and sparse (C=2) without a warning" "$log.warn"
-fi
+kbuild_log="$logdir/kbuild.log"
+make -C "$kdir" M="$stage" W=1 C=2 -j"$(nproc)" modules >"$kbuild_log" 2>&1 &
+kbuild_pid=$!
 
+# The shell scripts: *.sh, and the files without an extension whose first
+# line runs bash or sh (.ci/run, ci/guest/initramfs-init). shellcheck's
+# options (following sourced files, the checks left out) are in
+# .shellcheckrc at the top, which it finds from each script's directory.
+mapfile -t shells < <(cd "$top" || exit 1
+	git ls-files | while IFS= read -r f; do
+		case ${f##*/} in
+		*.sh) echo "$f" ;;
+		*.*) ;;
+		*) [ -f "$f" ] && head -n 1 "$f" | grep -qE '^#! ?(/usr)?/bin/(env +)?(ba)?sh( |$)' && echo "$f" ;;
+		esac
+	done)
+shellcheck_log="$logdir/shellcheck.log"
+(cd "$top" && shellcheck -f gcc "${shells[@]}") >"$shellcheck_log" 2>&1 &
+shellcheck_pid=$!
+mapfile -t pys < <(cd "$top" && git ls-files '*.py')
+pyflakes_log="$logdir/pyflakes.log"
+(cd "$top" && pyflakes3 "${pys[@]}") >"$pyflakes_log" 2>&1 &
+pyflakes_pid=$!
+
+# checkpatch's results, printed after the build's
+later=()
+later_result() { later+=("$1" "$2" "${3:-}"); }
 own="$top/drivers/infiniband/sw/rxecc"
 for f in "$own"/*.c "$own"/*.h "$top"/net/sched/*.c "$top"/include/net/*.h; do
 	[[ $f == *.mod.c ]] && continue	# kbuild's generated module info
@@ -66,9 +88,9 @@ for f in "$own"/*.c "$own"/*.h "$top"/net/sched/*.c "$top"/include/net/*.h; do
 		ign+=(--ignore "LINUX_VERSION_CODE,CONSTANT_COMPARISON,MACRO_ARG_UNUSED") ;;
 	esac
 	if perl "$checkpatch" --no-tree --strict --quiet "${ign[@]}" -f "$f" >"$log" 2>&1; then
-		result OK "checkpatch --strict ${f#"$top"/}"
+		later_result OK "checkpatch --strict ${f#"$top"/}"
 	else
-		result FAIL "checkpatch --strict ${f#"$top"/}" "$log"
+		later_result FAIL "checkpatch --strict ${f#"$top"/}" "$log"
 	fi
 done
 # The patches as kernel patches: paths made relative to the kernel tree.
@@ -78,10 +100,23 @@ for p in "$own"/patches/*/*.patch; do
 	log="$logdir/checkpatch-${name//\//-}.log"
 	if sed -E 's@^(---|\+\+\+) (a|b)/@\1 \2/drivers/infiniband/sw/rxe/@' "$p" |
 		perl "$checkpatch" --no-tree --strict --quiet --no-signoff - >"$log" 2>&1; then
-		result OK "checkpatch --strict $name"
+		later_result OK "checkpatch --strict $name"
 	else
-		result FAIL "checkpatch --strict $name" "$log"
+		later_result FAIL "checkpatch --strict $name" "$log"
 	fi
+done
+
+
+wait "$kbuild_pid"
+rc=$?
+if [ $rc -eq 0 ] && ! grep -qE 'warning:|error:' "$kbuild_log"; then
+	result OK "rdma_rxecc and sch_pfc build with W=1 and sparse (C=2) without a warning"
+else
+	grep -E 'warning:|error:' "$kbuild_log" > "$kbuild_log.warn"
+	result FAIL "rdma_rxecc and sch_pfc build with W=1 and sparse (C=2) without a warning" "$kbuild_log.warn"
+fi
+for ((i = 0; i < ${#later[@]}; i += 3)); do
+	result "${later[i]}" "${later[i + 1]}" "${later[i + 2]}"
 done
 
 mapfile -t cxx < <(cd "$top" || exit 1
@@ -93,24 +128,12 @@ else
 	result FAIL "clang-format on the C++ sources" "$log"
 fi
 
-# The shell scripts: *.sh, and the files without an extension whose first
-# line runs bash or sh (.ci/run, ci/guest/initramfs-init). shellcheck's
-# options (following sourced files, the checks left out) are in
-# .shellcheckrc at the top, which it finds from each script's directory.
-mapfile -t shells < <(cd "$top" || exit 1
-	git ls-files | while IFS= read -r f; do
-		case ${f##*/} in
-		*.sh) echo "$f" ;;
-		*.*) ;;
-		*) [ -f "$f" ] && head -n 1 "$f" | grep -qE '^#! ?(/usr)?/bin/(env +)?(ba)?sh( |$)' && echo "$f" ;;
-		esac
-	done)
-shellcheck_all() { shellcheck -f gcc "${shells[@]}"; }
-log="$logdir/shellcheck.log"
-if [ ${#shells[@]} -gt 0 ] && (cd "$top" && shellcheck_all) >"$log" 2>&1; then
+wait "$shellcheck_pid"
+rc=$?
+if [ ${#shells[@]} -gt 0 ] && [ $rc -eq 0 ]; then
 	result OK "shellcheck on the ${#shells[@]} shell scripts"
 else
-	result FAIL "shellcheck on the ${#shells[@]} shell scripts" "$log"
+	result FAIL "shellcheck on the ${#shells[@]} shell scripts" "$shellcheck_log"
 fi
 # The exceptions each linter is told to make: every shellcheck disable and
 # every NOLINT names only what .shellcheckrc and userspace/.clang-tidy list as
@@ -127,12 +150,12 @@ if "$top/ci/lint-disables.sh" clang-tidy >"$log" 2>&1; then
 else
 	result FAIL "every NOLINT names checks userspace/.clang-tidy allows, with its reason" "$log"
 fi
-mapfile -t pys < <(cd "$top" && git ls-files '*.py')
-log="$logdir/pyflakes.log"
-if [ ${#pys[@]} -gt 0 ] && (cd "$top" && pyflakes3 "${pys[@]}") >"$log" 2>&1; then
+wait "$pyflakes_pid"
+rc=$?
+if [ ${#pys[@]} -gt 0 ] && [ $rc -eq 0 ]; then
 	result OK "pyflakes on the ${#pys[@]} Python files"
 else
-	result FAIL "pyflakes on the ${#pys[@]} Python files" "$log"
+	result FAIL "pyflakes on the ${#pys[@]} Python files" "$pyflakes_log"
 fi
 if [ "${LINT_TIDY:-1}" != 0 ]; then
 	"$top/ci/tidy.sh" || fails=$((fails + 1))
