@@ -16,9 +16,9 @@
 #   - the PFC watchdog (drop action) on the ring ports: storms are detected,
 #     the queues dropped, and the flows move again; no freeze outlasts the
 #     detection time by much.
-#   - DCQCN and PFC (ECN marking below XOFF; the lab's DCQCN parameters, the
-#     paper's scaled to RATE): reported, not asserted; whether the ring froze
-#     goes to the log (docs/pfc.md has what it measured).
+# DCQCN with PFC on the ring is a measurement, not a check (whether the ring
+# freezes then depends on how fast the first burst passes XOFF): the lab's
+# `make demo SCENARIO=deadlock` runs it (mode dcqcn+pfc).
 # The operator's view of each run (per 100 ms: packets sent, PFC frames,
 # drops, ECN marks, backlog of every ring port) is in $LOGDIR/deadlock-*.tsv.
 source "$(dirname "$0")/../../lib/shell/lib.sh"
@@ -34,10 +34,9 @@ SWITCHES="sw sw2 sw3 sw4"
 RING=sw:to-sw2,sw2:to-sw3,sw3:to-sw4,sw4:to-sw
 # Ring ports: buffers as pfc.sh's two-hop test's switch-to-switch ports.
 QUEUE="link_speed ${RATE}mbit limit 256KiB xoff 24KiB xon 12KiB headroom 384KiB"
-MARK="kmin 5KB kmax 20KB pmax 20"
 
 ktap_header
-ktap_plan 3
+ktap_plan 2
 
 modules_unload >/dev/null 2>&1
 # shellcheck disable=SC2015 # fail when either module does not load
@@ -90,17 +89,15 @@ ring_stop() {
 }
 PIDS=()
 
-# ring_run NAME DCQCN WD...: the four flows for DUR seconds, the ring ports
-# sampled every 0.1 s; WD: the ring ports' watchdog options. Leaves
-# $LOGDIR/deadlock-NAME.json (the summary) and .tsv (the table).
+# ring_run NAME WD...: the four flows for DUR seconds, PFC on and DCQCN off,
+# the ring ports sampled every 0.1 s; WD: the ring ports' watchdog options.
+# Leaves $LOGDIR/deadlock-NAME.json (the summary) and .tsv (the table).
 ring_run() {
-	local name=$1 dcqcn=$2 en=none mark=(kmax 0) i dst
-	shift 2
-	[ "$dcqcn" = on ] && { en=all; read -ra mark <<<"$MARK"; }
-	ring_ports "${mark[@]}" "$@" || return 1
-	fabric_dcqcn_all profile paper scale "${RATE}mbit" speedup 16 &&
-		fabric_dcqcn_all set ecn ect0 rp_enable "$en" np_enable "$en" pfc_enable 0x08 \
-			link_speed "${RATE}mbit" tx_qlimit 16KiB || return 1
+	local name=$1 i dst
+	shift
+	ring_ports kmax 0 "$@" || return 1
+	fabric_dcqcn_all set ecn ect0 rp_enable none np_enable none pfc_enable 0x08 \
+		link_speed "${RATE}mbit" tx_qlimit 16KiB || return 1
 	for i in 1 2 3 4; do
 		fabric_in "$i" timeout $((DUR + 60)) ib_write_bw -d "h$i" -x "$(fabric_gid "$i")" -F \
 			-s 65536 -D "$DUR" -p $((18800 + i)) --tclass="$TCLASS" -u "$QP_TIMEOUT" \
@@ -135,21 +132,15 @@ ring_run() {
 # pfc_deadlock_check.py checks the summaries (and prints each run's frozen
 # spans): one Python start a run.
 pfc_alone() {
-	ring_run pfc off || return 1
+	ring_run pfc || return 1
 	python3 "$HERE/pfc_deadlock_check.py" deadlocked "$LOGDIR/deadlock-pfc.json"
 }
 ktap_result "PFC alone: the ring deadlocks (every ring port holds packets and sends none for 2 s or more), no drop" pfc_alone
 
 watchdog() {
-	ring_run pfc-wd off wd_detection 200 wd_action drop || return 1
+	ring_run pfc-wd wd_detection 200 wd_action drop || return 1
 	python3 "$HERE/pfc_deadlock_check.py" broken "$LOGDIR/deadlock-pfc-wd.json" "$LOGDIR/deadlock-pfc.json"
 }
 ktap_result "PFC watchdog (detection 200 ms, drop): storms detected, the deadlock broken (no freeze of 1 s, over twice the packets)" watchdog
-
-with_dcqcn() {
-	ring_run dcqcn-pfc on || return 1
-	python3 "$HERE/pfc_deadlock_check.py" frozen "$LOGDIR/deadlock-dcqcn-pfc.json"
-}
-ktap_result "DCQCN and PFC on the ring (reported)" with_dcqcn
 
 ktap_finished

@@ -5,8 +5,6 @@ lib/python/pfc_timeline.py summary); the host tests are
 test_pfc_deadlock_check.py. Each prints "frozen spans: [[FROM, TO], ...]"
 (the run's frozen windows, s from its start) first.
 
-  frozen SUMMARY
-      that line only
   deadlocked SUMMARY
       PFC alone: the ring froze for 2 s or more, and no ring port dropped
       a packet (neither its queue nor its watchdog)
@@ -48,7 +46,6 @@ def load(path):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("frozen").add_argument("summary")
     sub.add_parser("deadlocked").add_argument("summary")
     p = sub.add_parser("broken")
     p.add_argument("summary")
@@ -56,8 +53,6 @@ def main(argv):
     a = ap.parse_args(argv[1:])
     s = load(a.summary)
     print(frozen_line(s))
-    if a.cmd == "frozen":
-        return 0
     if a.cmd == "deadlocked":
         return 0 if deadlocked(s) else 1
     return 0 if broken(s, load(a.alone)) else 1

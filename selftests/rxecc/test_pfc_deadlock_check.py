@@ -102,7 +102,6 @@ class CommandLine(unittest.TestCase):
                 paths[name] = os.path.join(d, f"deadlock-{name}.json")
                 with open(paths[name], "w", encoding="utf-8") as f:
                     json.dump(s, f)
-            self.assertEqual(run("frozen", paths["pfc-wd"]), (0, "frozen spans: [[1.0, 1.3], [2.0, 2.5]]\n"))
             self.assertEqual(run("deadlocked", paths["pfc"]), (0, "frozen spans: [[1.2, 5.0]]\n"))
             self.assertEqual(run("deadlocked", paths["pfc-wd"])[0], 1)
             self.assertEqual(run("broken", paths["pfc-wd"], paths["pfc"]),
