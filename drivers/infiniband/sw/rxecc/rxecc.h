@@ -4,15 +4,15 @@
  *
  * The rxe sources are extracted from the kernel tree at build time and
  * patched by the quilt series of the kernel line, patches/<line>/. The
- * hook patches, 0002-0004, 0020 and 0021, each call into the functions
+ * hook patches, 0002-0004, 0020, 0021 and 0023, each call into the functions
  * declared here (0004 also hooks rxecc_counters.h's counters into rxe's),
  * so what rxecc adds stays in its own files; 0001 names the module and its
  * link type (RXECC_LINK_TYPE below). The others change rxe's own
  * code in place (some of the fixes call rxecc's helpers too): its receive
- * drops counted by reason (0005), mlx5's transport counters (0019) and
- * fixes of its bugs (docs/rxe-fixes.md lists them, per line, with their
- * tests). What differs between the lines for these files is in
- * rxecc_compat.h.
+ * drops counted by reason (0005), mlx5's transport counters (0019),
+ * upstream's ICRC through the crc32 library (0022) and fixes of its bugs
+ * (docs/rxe-fixes.md lists them, per line, with their tests). What differs
+ * between the lines for these files is in rxecc_compat.h.
  */
 #ifndef RXECC_H
 #define RXECC_H
@@ -314,6 +314,10 @@ bool rxecc_qp_visible(struct rxe_qp *qp, const struct rxecc_reader *r);
 #define RXECC_WC_SL_IPV6	0x1
 #define RXECC_WC_SL_IPV4	0x2
 u8 rxecc_ud_wc_sl(const struct sk_buff *skb);
+
+/* No ICRC for a loopback packet (rxecc_icrc.c; patch 0023). */
+struct rxe_pkt_info;
+bool rxecc_icrc_skip(const struct rxe_pkt_info *pkt);
 
 /* The UDP source port of RoCEv2 packets (rxecc_sport.c). */
 struct ib_qp_attr;
