@@ -35,6 +35,9 @@ stage=$logdir/mod
 kbuild_log="$logdir/kbuild.log"
 make -C "$kdir" M="$stage" W=1 C=2 -j"$(nproc)" modules >"$kbuild_log" 2>&1 &
 kbuild_pid=$!
+shellcheck_pid='' pyflakes_pid=''
+# (a lint run stopped half-way stops its checks too)
+trap 'kill $kbuild_pid $shellcheck_pid $pyflakes_pid 2>/dev/null' EXIT
 
 # The shell scripts: *.sh, and the files without an extension whose first
 # line runs bash or sh (.ci/run, ci/guest/initramfs-init). shellcheck's

@@ -110,6 +110,18 @@ class Vmlinux(unittest.TestCase):
     def test_no_pvh_note(self):
         self.fallback(bzimage(gzip.compress(elf(note(b"GNU", 3, b"id")))), "no PVH entry note")
 
+    def test_unusable_remembered_until_the_bzimage_changes(self):
+        image = bzimage(gzip.compress(elf(note(b"GNU", 3, b"id"))))
+        self.fallback(image, "no PVH entry note")
+        _, _, err = self.run_tool(image)
+        self.assertIn("no PVH entry note (CONFIG_PVH off) (cached)", err)
+        self.extracted(bzimage(gzip.compress(KERNEL)))
+
+    def test_corrupt_gzip(self):
+        packed = bytearray(gzip.compress(KERNEL))
+        packed[len(packed) // 2] ^= 0xFF
+        self.fallback(bzimage(bytes(packed)), "booting")
+
     def test_pvh_note_of_another_owner(self):
         other = elf(note(b"Linux", vmlinux.XEN_ELFNOTE_PHYS32_ENTRY, b"\0\0\0\1"))
         self.fallback(bzimage(gzip.compress(other)), "no PVH entry note")

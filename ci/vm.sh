@@ -63,10 +63,12 @@ else
 fi
 [ -r "$kernel" ] || { echo "vm.sh: $kernel not found (run 'make deps')" >&2; exit 1; }
 # QEMU boots the ELF vmlinux inside the bzImage through its PVH entry, which
-# skips the bzImage's decompressor: about 4 s less per boot under TCG
-# (ci/vmlinux.py, decompressed once per kernel; the bzImage when it cannot).
-if [ "${RXECC_BZIMAGE:-0}" != 1 ]; then
-	kernel=$("$top/ci/vmlinux.py" "$kernel" "$top/build/vm/vmlinux-$kver") || exit 1
+# skips the bzImage's decompressor: 4-5 s less per boot under TCG for a
+# guest that runs nothing, 2.3 s a boot in make check (docs/developing.md;
+# ci/vmlinux.py, decompressed once per kernel; the bzImage when it cannot).
+if [ "${RXECC_BZIMAGE:-0}" != 1 ] &&
+	elf=$("$top/ci/vmlinux.py" "$kernel" "$top/build/vm/vmlinux-$kver"); then
+	kernel=$elf
 fi
 initrd=$("$top/ci/mkinitramfs.sh") || exit 1
 qemu=$(command -v qemu-system-x86_64) || { echo "vm.sh: qemu-system-x86_64 not found (run 'make deps')" >&2; exit 1; }
@@ -86,7 +88,8 @@ cpu=${RXECC_QEMU_CPU:-qemu64,-cx16}
 # scheduling of its vCPUs, not a drifting TSC.
 # mitigations=off: TCG executes nothing speculatively, so the kernel's
 # Spectre mitigations (retpolines, RSB filling, swapgs barriers) only cost
-# time: 10-18 % of a program start in the guest (docs/developing.md).
+# time: 10-18 % of a program start in the guest (docs/developing.md; no
+# gain showed in make check's total, which varies more than that).
 
 rundir="$top/build/vm/runs/$name"
 rm -rf "$rundir"

@@ -10,7 +10,8 @@ and decompressor, which under TCG take about 4 s of each boot (docs/
 developing.md, "The guest harness"). The vmlinux is decompressed once from the
 bzImage's payload (gzip, xz; zstd through the zstd program) into VMLINUX,
 and made again when the bzImage changes (VMLINUX.stamp). When that cannot be done (another compression, no PVH note, an
-image that is not a bzImage) it prints BZIMAGE, and the reason on stderr.
+image that is not a bzImage) it prints BZIMAGE, and the reason on stderr; the
+stamp remembers that, so the bzImage is not decompressed again for nothing.
 """
 
 import gzip
@@ -80,15 +81,44 @@ def has_pvh_note(elf):
     return False
 
 
+def write_atomic(path, data):
+    """PATH holds DATA or what it held before (another run may write the
+    same file at the same time: each writes its own and renames it)."""
+    tmp = f"{path}.{os.getpid()}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
 def vmlinux(bzimage, out):
     st = os.stat(bzimage)
     stamp = f"{os.path.abspath(bzimage)} {st.st_size} {st.st_mtime_ns}\n"
     try:
         with open(out + ".stamp", encoding="utf-8") as f:
-            if f.read() == stamp and os.path.exists(out):
-                return out
+            cached = f.read()
     except OSError:
-        pass
+        cached = ""
+    if cached == stamp and os.path.exists(out):
+        return out
+    if cached.startswith(stamp + "unusable: "):
+        raise NotUsable(cached[len(stamp + "unusable: "):].strip() + " (cached)")
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    try:
+        elf = extract(bzimage)
+    except NotUsable as e:
+        write_atomic(out + ".stamp", f"{stamp}unusable: {e}\n".encode())
+        raise
+    write_atomic(out, elf)
+    write_atomic(out + ".stamp", stamp.encode())
+    return out
+
+
+def extract(bzimage):
+    """The ELF vmlinux of BZIMAGE; NotUsable when QEMU cannot boot it."""
     with open(bzimage, "rb") as f:
         data = payload(f.read())
     elf = decompress(data)
@@ -98,17 +128,7 @@ def vmlinux(bzimage, out):
         raise NotUsable(f"decompressed {len(elf)} bytes, the payload says {struct.unpack('<I', data[-4:])[0]}")
     if not has_pvh_note(elf):
         raise NotUsable("the vmlinux has no PVH entry note (CONFIG_PVH off)")
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    # another run may make the same file at the same time: each writes its
-    # own and renames it into place
-    tmp = f"{out}.{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(elf)
-    os.replace(tmp, out)
-    with open(f"{out}.stamp.{os.getpid()}", "w", encoding="utf-8") as f:
-        f.write(stamp)
-    os.replace(f"{out}.stamp.{os.getpid()}", out + ".stamp")
-    return out
+    return elf
 
 
 def main(argv):
@@ -117,7 +137,7 @@ def main(argv):
         return 2
     try:
         print(vmlinux(argv[1], argv[2]))
-    except (NotUsable, lzma.LZMAError, OSError, EOFError, struct.error) as e:
+    except Exception as e:  # pylint: disable=broad-except  # whatever it was, the bzImage boots
         print(f"vmlinux.py: booting {argv[1]} as it is: {e}", file=sys.stderr)
         print(argv[1])
     return 0

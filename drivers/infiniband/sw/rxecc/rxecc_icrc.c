@@ -9,9 +9,9 @@
  * what the network would have to prove (rxe_chk_dgid() skips it). Its
  * ICRC, a CRC-32 of every byte, cost a quarter of the loopback datapath's
  * busy time under TCG (docs/performance.md), protecting nothing. rxecc
- * neither computes nor checks it there, as Linux's loopback device marks
- * its packets CHECKSUM_UNNECESSARY. The mark cannot come from the network:
- * the UDP receive path sets a received packet's mask afresh.
+ * neither computes nor checks it there, as Linux's loopback netdev never
+ * computes a checksum. The mark cannot come from the network: the UDP
+ * receive path sets a received packet's mask afresh.
  */
 #include "rxe.h"
 #include "rxe_loc.h"
